@@ -1,0 +1,100 @@
+/**
+ * OAuth client credentials (client_credentials grant): a client id and a secret bound to one
+ * principal, with the scopes that principal may request through it. The secret is shown once;
+ * only its SHA-256 is stored.
+ */
+import type { SqlExecutor } from '../../catalog/store/meta-store.js';
+import { ALL_SCOPES, isScope, type Scope } from './scopes.js';
+import { newIdentifier, newSecret, secretMatchesDigest, sha256 } from './secrets.js';
+
+export interface ClientCredentials {
+  readonly clientId: string;
+  /** Plaintext: returned once to whoever created or rotated the client, never stored. */
+  readonly clientSecret: string;
+}
+
+export interface OAuthClient {
+  readonly clientId: string;
+  readonly tenantId: string;
+  readonly principalId: string;
+  readonly allowedScopes: readonly Scope[];
+  readonly revoked: boolean;
+}
+
+export class ClientError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClientError';
+  }
+}
+
+const CLIENT_ID_PATTERN = /^[A-Za-z0-9._~-]{8,128}$/;
+const SECRET_MIN_LENGTH = 24;
+
+export interface NewClient {
+  readonly tenantId: string;
+  readonly principalId: string;
+  readonly scopes?: readonly string[];
+  /** Operator-chosen credentials (bootstrap automation); generated when absent. */
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+}
+
+export async function createClient(db: SqlExecutor, c: NewClient): Promise<ClientCredentials> {
+  const clientId = c.clientId ?? newIdentifier('floe_');
+  const clientSecret = c.clientSecret ?? newSecret('fcs_');
+  if (!CLIENT_ID_PATTERN.test(clientId)) throw new ClientError(`client id must be 8-128 characters of A-Z a-z 0-9 . _ ~ -`);
+  if (clientSecret.length < SECRET_MIN_LENGTH) throw new ClientError(`client secret must be at least ${SECRET_MIN_LENGTH} characters`);
+  const scopes = validateScopes(c.scopes ?? ALL_SCOPES);
+  const r = await db.query(
+    `INSERT INTO oauth_clients (client_id, tenant_id, principal_id, secret_sha256, allowed_scopes)
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (client_id) DO NOTHING`,
+    [clientId, c.tenantId, c.principalId, sha256(clientSecret), scopes],
+  );
+  if (r.rowCount !== 1) throw new ClientError(`client id ${clientId} is taken`);
+  return { clientId, clientSecret };
+}
+
+/** Replaces the secret; the old one stops working at once. */
+export async function rotateClient(db: SqlExecutor, clientId: string): Promise<ClientCredentials> {
+  const clientSecret = newSecret('fcs_');
+  const r = await db.query(
+    'UPDATE oauth_clients SET secret_sha256 = $2, rotated_at = now() WHERE client_id = $1 AND revoked_at IS NULL',
+    [clientId, sha256(clientSecret)],
+  );
+  if (r.rowCount !== 1) throw new ClientError(`no active client ${clientId}`);
+  return { clientId, clientSecret };
+}
+
+export async function revokeClient(db: SqlExecutor, clientId: string): Promise<void> {
+  const r = await db.query('UPDATE oauth_clients SET revoked_at = now() WHERE client_id = $1 AND revoked_at IS NULL', [clientId]);
+  if (r.rowCount !== 1) throw new ClientError(`no active client ${clientId}`);
+}
+
+export async function findClient(db: SqlExecutor, clientId: string): Promise<OAuthClient | undefined> {
+  const row = (await db.query<{ client_id: string; tenant_id: string; principal_id: string; allowed_scopes: string[]; revoked_at: Date | null }>(
+    'SELECT client_id, tenant_id, principal_id, allowed_scopes, revoked_at FROM oauth_clients WHERE client_id = $1', [clientId],
+  )).rows[0];
+  return row && { clientId: row.client_id, tenantId: row.tenant_id, principalId: row.principal_id, allowedScopes: row.allowed_scopes.filter(isScope), revoked: row.revoked_at !== null };
+}
+
+/**
+ * Checks a client id and secret. Unknown, revoked and wrong-secret clients look the same to the
+ * caller; for an unknown id a digest is still compared so the timing does not tell them apart.
+ */
+export async function authenticateClient(db: SqlExecutor, clientId: string, clientSecret: string): Promise<OAuthClient | undefined> {
+  const row = (await db.query<{ client_id: string; tenant_id: string; principal_id: string; allowed_scopes: string[]; secret_sha256: Uint8Array; revoked_at: Date | null }>(
+    'SELECT client_id, tenant_id, principal_id, allowed_scopes, secret_sha256, revoked_at FROM oauth_clients WHERE client_id = $1', [clientId],
+  )).rows[0];
+  const matches = secretMatchesDigest(clientSecret, row?.secret_sha256 ?? DUMMY_DIGEST);
+  if (!row || !matches || row.revoked_at !== null) return undefined;
+  return { clientId: row.client_id, tenantId: row.tenant_id, principalId: row.principal_id, allowedScopes: row.allowed_scopes.filter(isScope), revoked: false };
+}
+
+const DUMMY_DIGEST = sha256('floe: no such client');
+
+function validateScopes(scopes: readonly string[]): Scope[] {
+  const bad = scopes.filter((s) => !isScope(s));
+  if (bad.length > 0) throw new ClientError(`unknown scope ${bad.join(', ')} (known: ${ALL_SCOPES.join(', ')})`);
+  return [...new Set(scopes as Scope[])];
+}

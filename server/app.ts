@@ -1,0 +1,81 @@
+/**
+ * The HTTP server: Fastify wiring only. Routes validate, authorize (through the route access
+ * table and the auth hook), call one function and map the result to the wire.
+ */
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { createAuthHook } from './auth-hook.js';
+import { ROUTE_ACCESS, routeAccessKey } from './route-access.js';
+import { registerCatalogConfigRoute } from './routes/catalog-config.js';
+import { parseTokenForm, registerOAuthRoutes } from './routes/oauth.js';
+import { registerJwksRoute, registerOperationRoutes } from './routes/operations.js';
+import type { FloeState } from './state.js';
+import { sendWireError, wireFormatOf } from './wire-errors.js';
+
+export interface BuildServerOptions {
+  /** Fastify/pino logging; false in tests. */
+  readonly logger?: boolean;
+}
+
+export async function buildServer(state: FloeState, options: BuildServerOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === false ? false : {
+      level: state.config.logging.level,
+      redact: ['req.headers.authorization', 'req.headers.cookie'],
+    },
+    bodyLimit: state.config.server.body_limit_bytes,
+    trustProxy: state.config.server.trust_proxy,
+    exposeHeadRoutes: false,
+    return503OnClosing: true,
+    // Access logs are left to the proxy in front; errors are logged by the error handler.
+    disableRequestLogging: true,
+  });
+  const served: string[] = [];
+
+  app.decorateRequest('auth', null);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      const key = routeAccessKey(method, route.url);
+      if (!ROUTE_ACCESS.has(key)) throw new Error(`route ${key} is registered without an access rule in server/route-access.ts`);
+      served.push(key);
+    }
+  });
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    const form = parseTokenForm(body as string);
+    if (form instanceof Error) done(Object.assign(form, { statusCode: 400 }), undefined);
+    else done(null, form);
+  });
+
+  app.addHook('onRequest', createAuthHook(state));
+  app.addHook('onResponse', async (req, reply) => {
+    state.metrics.httpDuration.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    sendWireError(reply, wireFormatOf(req.url), { status: 404, icebergType: 'NoSuchResourceException', message: `no route ${req.method} ${req.url.split('?')[0]}` }));
+
+  app.setErrorHandler((error: FastifyError, req, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+    if (status >= 500) req.log.error({ err: error }, 'request failed');
+    const message = status >= 500 ? 'internal error' : error.message;
+    return sendWireError(reply, wireFormatOf(req.url), { status, message });
+  });
+
+  registerOAuthRoutes(app, state);
+  registerCatalogConfigRoute(app, () => served);
+  registerJwksRoute(app, state);
+  registerOperationRoutes(app, state);
+  await app.ready();
+  return app;
+}
+
+/** The operator's management listener: health and metrics without a token, nothing else. */
+export async function buildManagementServer(state: FloeState): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, exposeHeadRoutes: false });
+  registerOperationRoutes(app, state);
+  await app.ready();
+  return app;
+}

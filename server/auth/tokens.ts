@@ -1,0 +1,131 @@
+/**
+ * Access tokens: ES256 JWTs signed by Floe. Validation checks the signature against an algorithm
+ * allowlist (so `alg: none` and HS256-with-the-public-key forgeries fail), `exp`/`nbf`/`iss`/`aud`,
+ * then the principal's current status and session epoch in the store: a lagging `sess_epoch`
+ * or a principal that may no longer sign in makes the token worthless at once.
+ */
+import { randomUUID } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
+import type { SqlExecutor } from '../../catalog/store/meta-store.js';
+import { canAuthenticate, loadPrincipalAuthState, type PrincipalAuthState } from '../../engine/principals/principals.js';
+import { parseScopeClaim, type Scope } from '../../engine/principals/scopes.js';
+import { SIGNING_ALGORITHM, type Clock, type KeyRing } from './key-ring.js';
+
+/** How the principal proved who it is, for the token that results. */
+export type AuthMethod = 'password' | 'client_credentials' | 'pat' | 'keypair' | 'token_exchange';
+
+export interface AccessTokenClaims extends JWTPayload {
+  readonly sub: string;
+  /** Tenant id. */
+  readonly tid: string;
+  /** Space-separated granted scopes. */
+  readonly scope: string;
+  readonly sess_epoch: number;
+  readonly auth_method: AuthMethod;
+  /** Authentication method references (RFC 8176), e.g. ["pwd", "otp"]. */
+  readonly amr: readonly string[];
+  /** When the principal authenticated (seconds since the epoch); kept across exchanges and refreshes. */
+  readonly auth_time: number;
+  readonly iat: number;
+  readonly exp: number;
+  readonly jti: string;
+}
+
+export interface IssueRequest {
+  readonly principal: PrincipalAuthState;
+  readonly scopes: readonly Scope[];
+  readonly authMethod: AuthMethod;
+  readonly amr: readonly string[];
+  /** Seconds since the epoch; defaults to now. */
+  readonly authTime?: number;
+}
+
+export interface IssuedToken {
+  readonly accessToken: string;
+  readonly expiresIn: number;
+  readonly claims: AccessTokenClaims;
+}
+
+/** A validated bearer token and the principal behind it. */
+export interface Authenticated {
+  readonly principal: PrincipalAuthState;
+  readonly scopes: ReadonlySet<Scope>;
+  readonly claims: AccessTokenClaims;
+}
+
+export type Verification =
+  | { readonly ok: true; readonly auth: Authenticated }
+  | { readonly ok: false; readonly reason: string };
+
+export interface TokenServiceOptions {
+  readonly issuer: string;
+  readonly audience: string;
+  readonly accessTokenTtlSeconds: number;
+}
+
+export class TokenService {
+  constructor(
+    private readonly keys: KeyRing,
+    private readonly db: SqlExecutor,
+    private readonly clock: Clock,
+    private readonly options: TokenServiceOptions,
+  ) {}
+
+  async issue(req: IssueRequest): Promise<IssuedToken> {
+    const now = Math.floor(this.clock.now() / 1000);
+    const claims: AccessTokenClaims = {
+      iss: this.options.issuer,
+      aud: this.options.audience,
+      sub: req.principal.id,
+      tid: req.principal.tenantId,
+      scope: req.scopes.join(' '),
+      sess_epoch: req.principal.sessionEpoch,
+      auth_method: req.authMethod,
+      amr: req.amr,
+      auth_time: req.authTime ?? now,
+      iat: now,
+      nbf: now,
+      exp: now + this.options.accessTokenTtlSeconds,
+      jti: randomUUID(),
+    };
+    const { kid, key } = this.keys.signingKey();
+    const accessToken = await new SignJWT(claims).setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ: 'JWT' }).sign(key);
+    return { accessToken, expiresIn: this.options.accessTokenTtlSeconds, claims };
+  }
+
+  /** Validates a bearer token end to end (signature, claims, principal status and epoch). */
+  async verify(token: string): Promise<Verification> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, async (header) => {
+        const key = await this.keys.verificationKey(header.kid);
+        if (!key) throw new joseErrors.JWKSNoMatchingKey();
+        return key;
+      }, {
+        algorithms: [SIGNING_ALGORITHM],
+        issuer: this.options.issuer,
+        audience: this.options.audience,
+        currentDate: new Date(this.clock.now()),
+        requiredClaims: ['sub', 'exp', 'iat', 'jti'],
+      }));
+    } catch (e) {
+      return { ok: false, reason: e instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid token' };
+    }
+    const claims = checkClaimShapes(payload);
+    if (!claims) return { ok: false, reason: 'invalid token' };
+    const principal = await loadPrincipalAuthState(this.db, claims.tid, claims.sub);
+    if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'principal may not sign in' };
+    if (claims.sess_epoch < principal.sessionEpoch) return { ok: false, reason: 'session revoked' };
+    return { ok: true, auth: { principal, scopes: new Set(parseScopeClaim(claims.scope)), claims } };
+  }
+}
+
+/** The custom claims must have their types; a signed token with odd shapes is still refused. */
+function checkClaimShapes(p: JWTPayload): AccessTokenClaims | undefined {
+  const c = p as Record<string, unknown>;
+  if (typeof c.sub !== 'string' || typeof c.tid !== 'string' || typeof c.scope !== 'string') return undefined;
+  if (typeof c.sess_epoch !== 'number' || !Number.isInteger(c.sess_epoch)) return undefined;
+  if (typeof c.auth_method !== 'string' || typeof c.auth_time !== 'number') return undefined;
+  if (!Array.isArray(c.amr) || !c.amr.every((a) => typeof a === 'string')) return undefined;
+  return p as AccessTokenClaims;
+}

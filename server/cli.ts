@@ -1,0 +1,214 @@
+#!/usr/bin/env node
+/**
+ * The `floe` command: `floe serve` runs the server; `floe admin …` are the operator's commands,
+ * which work on the metadata store directly with the operator's authority.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { openStore } from '../catalog/store/open-store.js';
+import type { MetaStore } from '../catalog/store/meta-store.js';
+import { ClientError, createClient, revokeClient, rotateClient } from '../engine/principals/clients.js';
+import { createTenantWithAdmin } from '../engine/principals/bootstrap.js';
+import { findPrincipalByName } from '../engine/principals/principals.js';
+import { TenantError } from '../engine/principals/tenants.js';
+import { buildManagementServer, buildServer } from './app.js';
+import { KeyRing } from './auth/key-ring.js';
+import { ConfigError, loadConfig, type FloeConfig } from './config.js';
+import { openState, storeLocationOf } from './state.js';
+
+const USAGE = `usage:
+  floe serve [--port N] [--host H] [--data-dir D] [--config F]
+  floe admin create-tenant <tenant-id> [--display-name NAME]
+  floe admin create-client --tenant T --principal NAME [--scope "s1 s2"]
+  floe admin rotate-client <client-id>
+  floe admin revoke-client <client-id>
+  floe admin rotate-signing-key
+Every admin command also takes --config F and --data-dir D.`;
+
+class UsageError extends Error {}
+
+const COMMON_OPTIONS = {
+  config: { type: 'string' },
+  'data-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function configFrom(values: { config?: string | undefined; 'data-dir'?: string | undefined }, extra: Record<string, unknown> = {}): FloeConfig {
+  const overrides: Record<string, unknown> = { ...extra };
+  if (values['data-dir']) overrides.data_dir = values['data-dir'];
+  return loadConfig({ ...(values.config ? { file: values.config } : {}), overrides: overrides as never });
+}
+
+/** With PGlite only one process may open the data directory; the server marks it with a pid file. */
+function pidFile(config: FloeConfig): string {
+  return join(resolve(config.data_dir), 'floe.pid');
+}
+
+function runningServerPid(config: FloeConfig): number | undefined {
+  const file = pidFile(config);
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+async function serve(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, port: { type: 'string' }, host: { type: 'string' } } });
+  if (values.help) return void console.log(USAGE);
+  const server: Record<string, unknown> = {};
+  if (values.port !== undefined) {
+    if (!/^\d+$/.test(values.port)) throw new UsageError(`--port must be a number, got ${values.port}`);
+    server.port = Number(values.port);
+  }
+  if (values.host !== undefined) server.host = values.host;
+  const config = configFrom(values, Object.keys(server).length ? { server } : {});
+  const embedded = config.store.database_url === null;
+  if (embedded) {
+    const other = runningServerPid(config);
+    if (other) throw new UsageError(`another Floe server (pid ${other}) is using ${resolve(config.data_dir)}`);
+    mkdirSync(resolve(config.data_dir), { recursive: true });
+    writeFileSync(pidFile(config), String(process.pid));
+  }
+  const state = await openState(config, {
+    ...(process.env.FLOE_BOOTSTRAP_CLIENT_ID ? { bootstrapClientId: process.env.FLOE_BOOTSTRAP_CLIENT_ID } : {}),
+    ...(process.env.FLOE_BOOTSTRAP_CLIENT_SECRET ? { bootstrapClientSecret: process.env.FLOE_BOOTSTRAP_CLIENT_SECRET } : {}),
+  });
+  const app = await buildServer(state);
+  const management = config.management ? await buildManagementServer(state) : undefined;
+  const address = await app.listen({ host: config.server.host, port: config.server.port });
+  if (management && config.management) await management.listen({ host: config.management.host, port: config.management.port });
+
+  const where = embedded ? `PGlite in ${resolve(config.data_dir)}` : 'PostgreSQL';
+  const lines = [`Floe is serving on ${address} (metadata store: ${where})`];
+  if (management && config.management) lines.push(`Management listener (health, metrics) on http://${config.management.host}:${config.management.port}`);
+  if (state.bootstrap.kind === 'created') {
+    lines.push(
+      '',
+      `Bootstrap administrator created for tenant "${state.bootstrap.tenantId}".`,
+      'Its client secret is shown only this once; keep it safe:',
+      `  export FLOE_CLIENT_ID=${state.bootstrap.credentials.clientId}`,
+      `  export FLOE_CLIENT_SECRET=${state.bootstrap.credentials.clientSecret}`,
+      '',
+    );
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+
+  let closing = false;
+  const shutdown = async (): Promise<void> => {
+    if (closing) return;
+    closing = true;
+    await app.close();
+    await management?.close();
+    await state.close();
+    if (embedded) rmSync(pidFile(config), { force: true });
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown());
+  process.on('SIGTERM', () => void shutdown());
+}
+
+async function withAdminStore<T>(values: { config?: string | undefined; 'data-dir'?: string | undefined }, fn: (store: MetaStore) => Promise<T>): Promise<T> {
+  const config = configFrom(values);
+  if (config.store.database_url === null) {
+    const other = runningServerPid(config);
+    if (other) throw new UsageError(`the embedded store in ${resolve(config.data_dir)} is in use by a running server (pid ${other}); stop it first, or run Floe on PostgreSQL`);
+  }
+  const store = await openStore(storeLocationOf(config));
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function printCredentials(what: string, c: { clientId: string; clientSecret: string }): void {
+  console.log(`${what}. The client secret is shown only this once:`);
+  console.log(`  client_id:     ${c.clientId}`);
+  console.log(`  client_secret: ${c.clientSecret}`);
+}
+
+async function admin(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'create-tenant': {
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { ...COMMON_OPTIONS, 'display-name': { type: 'string' } } });
+      const id = positionals[0];
+      if (!id || positionals.length > 1) throw new UsageError('create-tenant takes one tenant id');
+      const created = await withAdminStore(values, (store) => createTenantWithAdmin(store, id, values['display-name']));
+      printCredentials(`Tenant ${id} created with administrator "admin"`, created.credentials);
+      return;
+    }
+    case 'create-client': {
+      const { values } = parseArgs({ args: rest, options: { ...COMMON_OPTIONS, tenant: { type: 'string' }, principal: { type: 'string' }, scope: { type: 'string' } } });
+      if (!values.tenant || !values.principal) throw new UsageError('create-client needs --tenant and --principal');
+      const tenant = values.tenant;
+      const principalName = values.principal;
+      const creds = await withAdminStore(values, async (store) => {
+        const principal = await findPrincipalByName(store, tenant, principalName);
+        if (!principal) throw new UsageError(`no principal ${principalName} in tenant ${tenant}`);
+        return createClient(store, { tenantId: tenant, principalId: principal.id, ...(values.scope ? { scopes: values.scope.split(/\s+/).filter(Boolean) } : {}) });
+      });
+      printCredentials(`Client created for ${principalName} in tenant ${tenant}`, creds);
+      return;
+    }
+    case 'rotate-client':
+    case 'revoke-client': {
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: COMMON_OPTIONS });
+      const clientId = positionals[0];
+      if (!clientId || positionals.length > 1) throw new UsageError(`${command} takes one client id`);
+      if (command === 'rotate-client') {
+        printCredentials(`Client ${clientId} rotated; the previous secret no longer works`, await withAdminStore(values, (store) => rotateClient(store, clientId)));
+      } else {
+        await withAdminStore(values, (store) => revokeClient(store, clientId));
+        console.log(`Client ${clientId} revoked.`);
+      }
+      return;
+    }
+    case 'rotate-signing-key': {
+      const { values } = parseArgs({ args: rest, options: COMMON_OPTIONS });
+      const kid = await withAdminStore(values, (store) => KeyRing.rotate(store));
+      console.log(`New signing key ${kid} is active; earlier keys verify until their tokens expire.`);
+      return;
+    }
+    default:
+      throw new UsageError(command ? `unknown admin command ${command}` : 'admin needs a command');
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return serve(rest);
+    case 'admin':
+      return admin(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return;
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  if (e instanceof UsageError || e instanceof ConfigError || e instanceof ClientError || e instanceof TenantError) {
+    console.error(`floe: ${e.message}`);
+    if (e instanceof UsageError) console.error(USAGE);
+    process.exit(2);
+  }
+  if (e instanceof Error && 'code' in e && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    console.error(`floe: ${e.message}`);
+    process.exit(1);
+  }
+  console.error('floe: failed:', e);
+  process.exit(1);
+});

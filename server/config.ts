@@ -1,0 +1,242 @@
+/**
+ * Operator configuration: one file (JSON or YAML) plus `FLOE_*` environment overrides, validated
+ * at startup against one JSON Schema. A bad key or value stops the start with a message naming it.
+ * Keys are snake_case like the service spec's resource-group properties.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Ajv, type ErrorObject } from 'ajv';
+import { parse as parseYaml } from 'yaml';
+
+export interface ListenConfig {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface FloeConfig {
+  readonly server: ListenConfig & {
+    /** Largest request body accepted, bytes. */
+    readonly body_limit_bytes: number;
+    /** Honour X-Forwarded-For for the client address (rate limits) when behind a proxy. */
+    readonly trust_proxy: boolean;
+  };
+  /** Optional second listener serving /health, /health/ready and /metrics without a token. */
+  readonly management: ListenConfig | null;
+  /** Folder of the embedded store and the default warehouse. */
+  readonly data_dir: string;
+  readonly store: {
+    /** PostgreSQL connection string; null selects embedded PGlite under data_dir. */
+    readonly database_url: string | null;
+    readonly pool_size: number;
+  };
+  readonly auth: {
+    readonly issuer: string;
+    readonly audience: string;
+    readonly access_token_ttl_seconds: number;
+    readonly refresh_token_ttl_seconds: number;
+    readonly rate_limit: {
+      readonly window_seconds: number;
+      readonly max_failures_per_client: number;
+      readonly max_failures_per_address: number;
+    };
+  };
+  readonly logging: {
+    readonly level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  };
+}
+
+export const DEFAULT_CONFIG: FloeConfig = {
+  server: { host: '127.0.0.1', port: 8181, body_limit_bytes: 10 * 1024 * 1024, trust_proxy: false },
+  management: null,
+  data_dir: './floe-data',
+  store: { database_url: null, pool_size: 10 },
+  auth: {
+    issuer: 'floe',
+    audience: 'floe',
+    access_token_ttl_seconds: 3600,
+    refresh_token_ttl_seconds: 30 * 24 * 3600,
+    rate_limit: { window_seconds: 60, max_failures_per_client: 10, max_failures_per_address: 50 },
+  },
+  logging: { level: 'info' },
+};
+
+const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
+const listen = {
+  type: 'object', additionalProperties: false, required: ['host', 'port'],
+  properties: { host: { type: 'string', minLength: 1 }, port },
+} as const;
+const positive = { type: 'integer', minimum: 1 } as const;
+
+/** The JSON Schema of the whole file; every object refuses unknown keys. */
+export const CONFIG_SCHEMA = {
+  type: 'object', additionalProperties: false,
+  properties: {
+    server: {
+      type: 'object', additionalProperties: false,
+      properties: { host: { type: 'string', minLength: 1 }, port, body_limit_bytes: positive, trust_proxy: { type: 'boolean' } },
+    },
+    management: { anyOf: [listen, { type: 'null' }] },
+    data_dir: { type: 'string', minLength: 1 },
+    store: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        database_url: { anyOf: [{ type: 'string', pattern: '^postgres(ql)?://' }, { type: 'null' }] },
+        pool_size: { type: 'integer', minimum: 1, maximum: 1000 },
+      },
+    },
+    auth: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        issuer: { type: 'string', minLength: 1 },
+        audience: { type: 'string', minLength: 1 },
+        access_token_ttl_seconds: { type: 'integer', minimum: 60, maximum: 86400 },
+        refresh_token_ttl_seconds: { type: 'integer', minimum: 60 },
+        rate_limit: {
+          type: 'object', additionalProperties: false,
+          properties: { window_seconds: positive, max_failures_per_client: positive, max_failures_per_address: positive },
+        },
+      },
+    },
+    logging: {
+      type: 'object', additionalProperties: false,
+      properties: { level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } },
+    },
+  },
+} as const;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Short environment names for the settings operators change most; any key also as FLOE__A__B. */
+const ENV_ALIASES: ReadonlyMap<string, readonly string[]> = new Map([
+  ['FLOE_HOST', ['server', 'host']],
+  ['FLOE_PORT', ['server', 'port']],
+  ['FLOE_DATA_DIR', ['data_dir']],
+  ['FLOE_DATABASE_URL', ['store', 'database_url']],
+  ['DATABASE_URL', ['store', 'database_url']],
+  ['FLOE_LOG_LEVEL', ['logging', 'level']],
+  ['FLOE_AUTH_ISSUER', ['auth', 'issuer']],
+  ['FLOE_AUTH_AUDIENCE', ['auth', 'audience']],
+  ['FLOE_ACCESS_TOKEN_TTL_SECONDS', ['auth', 'access_token_ttl_seconds']],
+]);
+
+/** FLOE_* variables that are not configuration keys (read elsewhere) and so are not refused. */
+const ENV_NOT_CONFIG = new Set(['FLOE_CONFIG', 'FLOE_MANAGEMENT_LISTEN', 'FLOE_BOOTSTRAP_CLIENT_ID', 'FLOE_BOOTSTRAP_CLIENT_SECRET', 'FLOE_REBUILD_PGLITE_TEMPLATE']);
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type JsonObject = { [k: string]: Json };
+
+export interface LoadConfigOptions {
+  /** Path of the operator file (JSON when it ends in .json, YAML otherwise). */
+  readonly file?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Highest precedence: command-line flags, as partial config. */
+  readonly overrides?: JsonObject;
+}
+
+/** Defaults ← file ← environment ← flags, then validated as a whole. */
+export function loadConfig(options: LoadConfigOptions = {}): FloeConfig {
+  const env = options.env ?? process.env;
+  const merged = structuredClone(DEFAULT_CONFIG) as unknown as JsonObject;
+  const file = options.file ?? env.FLOE_CONFIG;
+  if (file) deepMerge(merged, readConfigFile(file), file);
+  deepMerge(merged, envOverrides(env), 'environment');
+  if (options.overrides) deepMerge(merged, options.overrides, 'command line');
+  return validateConfig(merged);
+}
+
+export function readConfigFile(file: string): JsonObject {
+  let text: string;
+  try {
+    text = readFileSync(resolve(file), 'utf8');
+  } catch (e) {
+    throw new ConfigError(`cannot read configuration file ${file}: ${(e as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(`configuration file ${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`configuration file ${file} must hold an object at the top`);
+  return parsed as JsonObject;
+}
+
+function envOverrides(env: NodeJS.ProcessEnv): JsonObject {
+  const out: JsonObject = {};
+  for (const [name, raw] of Object.entries(env)) {
+    if (raw === undefined) continue;
+    let path: readonly string[] | undefined = ENV_ALIASES.get(name);
+    if (!path && name.startsWith('FLOE__')) path = name.slice(6).toLowerCase().split('__');
+    if (!path) {
+      if (name.startsWith('FLOE_') && !ENV_NOT_CONFIG.has(name) && !name.startsWith('FLOE_TEST_')) {
+        throw new ConfigError(`unknown environment variable ${name} (settings are FLOE__<SECTION>__<KEY>, e.g. FLOE__SERVER__PORT)`);
+      }
+      continue;
+    }
+    setPath(out, path, parseEnvValue(raw));
+  }
+  if (env.FLOE_MANAGEMENT_LISTEN) {
+    const m = /^(.+):(\d+)$/.exec(env.FLOE_MANAGEMENT_LISTEN);
+    if (!m) throw new ConfigError(`FLOE_MANAGEMENT_LISTEN must be host:port, got ${JSON.stringify(env.FLOE_MANAGEMENT_LISTEN)}`);
+    out.management = { host: m[1]!, port: Number(m[2]) };
+  }
+  return out;
+}
+
+/** Environment values are YAML scalars: `8181` is a number, `true` a boolean, `null` null. */
+function parseEnvValue(raw: string): Json {
+  try {
+    const v = parseYaml(raw) as unknown;
+    if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) return v as Json;
+  } catch {
+    // not a YAML scalar: keep the text
+  }
+  return raw;
+}
+
+function setPath(target: JsonObject, path: readonly string[], value: Json): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
+    node = node[key] as JsonObject;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+function deepMerge(target: JsonObject, source: JsonObject, origin: string): void {
+  for (const [key, value] of Object.entries(source)) {
+    if (key === '__proto__' || key === 'constructor' || key === 'prototype') throw new ConfigError(`${origin}: key ${key} is not allowed`);
+    const current = target[key];
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && current !== null && typeof current === 'object' && !Array.isArray(current)) {
+      deepMerge(current, value, origin);
+    } else {
+      target[key] = value;
+    }
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, strict: true });
+const validate = ajv.compile(CONFIG_SCHEMA);
+
+export function validateConfig(candidate: unknown): FloeConfig {
+  if (validate(candidate)) return candidate as unknown as FloeConfig;
+  const messages = (validate.errors ?? []).filter((e) => e.keyword !== 'anyOf').map(describeError);
+  throw new ConfigError(`invalid configuration:\n  ${[...new Set(messages)].join('\n  ')}`);
+}
+
+function describeError(e: ErrorObject): string {
+  const at = e.instancePath.slice(1).replaceAll('/', '.') || '(top level)';
+  if (e.keyword === 'additionalProperties') {
+    const extra = (e.params as { additionalProperty: string }).additionalProperty;
+    return `unknown key ${at === '(top level)' ? extra : `${at}.${extra}`}`;
+  }
+  if (e.keyword === 'enum') return `${at}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+  return `${at}: ${e.message ?? 'is invalid'}`;
+}

@@ -1,0 +1,90 @@
+/**
+ * Who may call which route: the one table of the spec's scopes (Authentication §4) per method and
+ * route. The auth hook reads it for every request, and the server refuses to start when a route is
+ * registered without a row here, so no route can be left open by accident.
+ *
+ * Only GET /v1/config and POST /v1/oauth/tokens are open, as the spec says; the JWKS is open too
+ * because it holds only public keys and verifiers elsewhere must read it. On the main listener,
+ * health and metrics need a valid token of any scope; the optional management listener serves
+ * them without one.
+ */
+import type { Scope } from '../engine/principals/scopes.js';
+
+export type RouteAccess =
+  | { readonly kind: 'public' }
+  | { readonly kind: 'authenticated' }
+  | { readonly kind: 'scope'; readonly scope: Scope };
+
+const open: RouteAccess = { kind: 'public' };
+const anyToken: RouteAccess = { kind: 'authenticated' };
+const needs = (scope: Scope): RouteAccess => ({ kind: 'scope', scope });
+
+const NS = '/v1/:prefix/namespaces/:namespace';
+const TABLE = `${NS}/tables/:table`;
+const VIEW = `${NS}/views/:view`;
+
+/** Key: `${METHOD} ${fastify route pattern}`. */
+export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, RouteAccess>([
+  // Authentication and discovery
+  ['GET /v1/config', open],
+  ['POST /v1/oauth/tokens', open],
+  ['GET /.well-known/jwks.json', open],
+  // Operations (main listener)
+  ['GET /health', anyToken],
+  ['GET /health/ready', anyToken],
+  ['GET /metrics', anyToken],
+  // Catalogs
+  ['GET /v1/catalogs', needs('catalog:read')],
+  ['POST /v1/catalogs', needs('catalog:write')],
+  ['GET /v1/catalogs/:catalog', needs('catalog:read')],
+  ['DELETE /v1/catalogs/:catalog', needs('catalog:write')],
+  // Namespaces
+  ['GET /v1/:prefix/namespaces', needs('namespace:read')],
+  ['POST /v1/:prefix/namespaces', needs('namespace:write')],
+  [`GET ${NS}`, needs('namespace:read')],
+  [`HEAD ${NS}`, needs('namespace:read')],
+  [`DELETE ${NS}`, needs('namespace:write')],
+  [`POST ${NS}/properties`, needs('namespace:write')],
+  // Tables
+  [`GET ${NS}/tables`, needs('table:read')],
+  [`POST ${NS}/tables`, needs('table:write')],
+  [`GET ${TABLE}`, needs('table:read')],
+  [`HEAD ${TABLE}`, needs('table:read')],
+  [`POST ${TABLE}`, needs('table:write')],
+  [`DELETE ${TABLE}`, needs('table:write')],
+  ['POST /v1/:prefix/tables/rename', needs('table:write')],
+  [`POST ${NS}/register`, needs('table:write')],
+  [`POST ${TABLE}/metrics`, needs('table:read')],
+  // Credentials and signing
+  [`GET ${TABLE}/credentials`, needs('table:data')],
+  [`POST ${TABLE}/credentials`, needs('table:data')],
+  ['POST /v1/:prefix/tables/credentials/batch', needs('table:data')],
+  [`POST ${TABLE}/sign`, needs('table:data')],
+  // Views
+  [`GET ${NS}/views`, needs('table:read')],
+  [`POST ${NS}/views`, needs('table:write')],
+  [`GET ${VIEW}`, needs('table:read')],
+  [`HEAD ${VIEW}`, needs('table:read')],
+  [`POST ${VIEW}`, needs('table:write')],
+  [`DELETE ${VIEW}`, needs('table:write')],
+  ['POST /v1/:prefix/views/rename', needs('table:write')],
+  // Transactions
+  ['POST /v1/transactions/commit', needs('table:write')],
+  ['POST /v1/:prefix/transactions/commit', needs('table:write')],
+  // Stages (bulk loading)
+  ['POST /v1/stages/presign', needs('table:write')],
+  ['POST /v1/stages/presign/multipart/init', needs('table:write')],
+  ['POST /v1/stages/presign/multipart/complete', needs('table:write')],
+  ['POST /v1/stages/presign/multipart/abort', needs('table:write')],
+  // Query interface
+  ['POST /api/query', needs('sql')],
+  ['GET /api/tables', needs('sql')],
+  ['GET /api/catalogs/:catalog/namespaces/:namespace/tables/:table', needs('sql')],
+  ['GET /api/query-history', needs('sql')],
+  ['GET /api/query-history/:queryId', needs('sql')],
+  ['GET /api/qos/stats', needs('sql')],
+]);
+
+export function routeAccessKey(method: string, url: string): string {
+  return `${method.toUpperCase()} ${url}`;
+}
