@@ -1,0 +1,171 @@
+/**
+ * FileIO: the byte-level storage interface the catalog and the engine use for metadata, manifests and
+ * data files. Locations are strings as Iceberg stores them (`file:///…`, `/abs/path`, `s3://…`);
+ * implementations decide which schemes they serve. Errors are the typed classes below so callers can
+ * map them (not found → 404, already exists → 409) without parsing messages.
+ */
+
+/** One object found by `list`. */
+export interface FileInfo {
+  readonly location: string;
+  readonly size: number;
+  readonly lastModifiedMs: number;
+}
+
+export interface WriteOptions {
+  /** Replace an existing object. When false (the default) the write fails with `FileAlreadyExistsError` if the object exists. */
+  readonly overwrite?: boolean;
+}
+
+export interface FileIO {
+  /** The whole object. `FileNotFoundError` if missing. */
+  read(location: string): Promise<Buffer>;
+  /**
+   * Writes the whole object atomically: readers see the old state or the new bytes, never a prefix.
+   * Without `overwrite` it is create-if-absent, which is what makes a metadata-file commit safe.
+   */
+  write(location: string, bytes: Uint8Array, options?: WriteOptions): Promise<void>;
+  exists(location: string): Promise<boolean>;
+  /** Size in bytes. `FileNotFoundError` if missing. */
+  size(location: string): Promise<number>;
+  /** Deletes one object; deleting a missing object is not an error (purge may race). */
+  delete(location: string): Promise<void>;
+  /** Deletes every object under `prefix` (table purge); returns how many were deleted. */
+  deletePrefix(prefix: string): Promise<number>;
+  /** Every object under `prefix`, recursively, sorted by location. */
+  list(prefix: string): Promise<readonly FileInfo[]>;
+}
+
+/** The object does not exist. */
+export class FileNotFoundError extends Error {
+  readonly kind = 'file-not-found';
+  constructor(readonly location: string) {
+    super(`File does not exist: ${location}`);
+    this.name = 'FileNotFoundError';
+  }
+}
+
+/** A create-if-absent write found the object already there. */
+export class FileAlreadyExistsError extends Error {
+  readonly kind = 'file-already-exists';
+  constructor(readonly location: string) {
+    super(`File already exists: ${location}`);
+    this.name = 'FileAlreadyExistsError';
+  }
+}
+
+/** The location's scheme is one this FileIO cannot serve (object stores come later). */
+export class UnsupportedLocationError extends Error {
+  readonly kind = 'unsupported-location';
+  constructor(
+    readonly location: string,
+    readonly scheme: string,
+  ) {
+    super(`Location scheme '${scheme}' is not supported by this FileIO yet: ${location}`);
+    this.name = 'UnsupportedLocationError';
+  }
+}
+
+/** The URI scheme of a location (`s3`, `file`), or `undefined` for a plain path. */
+export function schemeOf(location: string): string | undefined {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(location);
+  // A Windows drive letter (`C:`) is not a scheme.
+  return m === null || (m[1] as string).length === 1 ? undefined : (m[1] as string).toLowerCase();
+}
+
+/** A prefix rewrite for tables registered from elsewhere: locations starting with `from` are read at `to` + rest. */
+export interface LocationMapping {
+  readonly from: string;
+  readonly to: string;
+}
+
+/** Applies the mapping with the longest matching `from` (none → unchanged). */
+export function remapLocation(location: string, mappings: readonly LocationMapping[]): string {
+  let best: LocationMapping | undefined;
+  for (const m of mappings) if (location.startsWith(m.from) && (best === undefined || m.from.length > best.from.length)) best = m;
+  return best === undefined ? location : best.to + location.slice(best.from.length);
+}
+
+/** Inverse direction (longest matching `to`), so listings come back in the caller's namespace. */
+export function unmapLocation(location: string, mappings: readonly LocationMapping[]): string {
+  let best: LocationMapping | undefined;
+  for (const m of mappings) if (location.startsWith(m.to) && (best === undefined || m.to.length > best.to.length)) best = m;
+  return best === undefined ? location : best.from + location.slice(best.to.length);
+}
+
+/**
+ * Wraps `io` so that every location is rewritten by `mappings` (longest `from` prefix wins) before it
+ * reaches storage. Locations returned by `list` are mapped back. Errors name the caller's location.
+ */
+export function remapLocations(io: FileIO, mappings: readonly LocationMapping[]): FileIO {
+  if (mappings.length === 0) return io;
+  const map = (l: string): string => remapLocation(l, mappings);
+  const rename = async <T>(location: string, op: () => Promise<T>): Promise<T> => {
+    try {
+      return await op();
+    } catch (e) {
+      if (e instanceof FileNotFoundError) throw new FileNotFoundError(location);
+      if (e instanceof FileAlreadyExistsError) throw new FileAlreadyExistsError(location);
+      throw e;
+    }
+  };
+  return {
+    read: (l) => rename(l, () => io.read(map(l))),
+    write: (l, bytes, options) => rename(l, () => io.write(map(l), bytes, options)),
+    exists: (l) => io.exists(map(l)),
+    size: (l) => rename(l, () => io.size(map(l))),
+    delete: (l) => io.delete(map(l)),
+    deletePrefix: (p) => io.deletePrefix(map(p)),
+    list: async (p) => (await io.list(map(p))).map((f) => ({ ...f, location: unmapLocation(f.location, mappings) })),
+  };
+}
+
+/**
+ * A FileIO in memory, for tests and for staging. Keys are locations verbatim; `Map` so any string works.
+ */
+export class InMemoryFileIO implements FileIO {
+  private readonly objects = new Map<string, { readonly bytes: Buffer; readonly lastModifiedMs: number }>();
+
+  async read(location: string): Promise<Buffer> {
+    const o = this.objects.get(location);
+    if (o === undefined) throw new FileNotFoundError(location);
+    return Buffer.from(o.bytes);
+  }
+
+  async write(location: string, bytes: Uint8Array, options: WriteOptions = {}): Promise<void> {
+    if (options.overwrite !== true && this.objects.has(location)) throw new FileAlreadyExistsError(location);
+    this.objects.set(location, { bytes: Buffer.from(bytes), lastModifiedMs: Date.now() });
+  }
+
+  async exists(location: string): Promise<boolean> {
+    return this.objects.has(location);
+  }
+
+  async size(location: string): Promise<number> {
+    const o = this.objects.get(location);
+    if (o === undefined) throw new FileNotFoundError(location);
+    return o.bytes.length;
+  }
+
+  async delete(location: string): Promise<void> {
+    this.objects.delete(location);
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    let n = 0;
+    for (const key of [...this.objects.keys()]) {
+      if (key.startsWith(prefix)) {
+        this.objects.delete(key);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  async list(prefix: string): Promise<readonly FileInfo[]> {
+    return [...this.objects.entries()]
+      .filter(([k]) => k.startsWith(prefix))
+      .map(([location, o]) => ({ location, size: o.bytes.length, lastModifiedMs: o.lastModifiedMs }))
+      .sort((a, b) => (a.location < b.location ? -1 : a.location > b.location ? 1 : 0));
+  }
+}
