@@ -50,6 +50,8 @@ export const ERRORS = {
   INVALID_STATE: def<{ detail: string }>('55000', 409, (p) => `invalid state: ${p.detail}`),
   PASSWORD_POLICY: def<{ detail: string }>('28P01', 400, (p) => `password does not meet the tenant policy: ${p.detail}`),
   INVALID_REQUEST: def<{ detail: string }>('22023', 400, (p) => `invalid request: ${p.detail}`),
+  NOT_FOUND: def<{ what: string }>('42704', 404, (p) => `not found: ${p.what}`),
+  SERVICE_UNAVAILABLE: def<{ detail: string }>('08006', 503, (p) => `service unavailable: ${p.detail}`),
   INTERNAL_ERROR: def<{ reference: string }>('XX000', 500, (p) => `internal error (reference ${p.reference})`),
 } as const;
 
