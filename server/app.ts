@@ -2,7 +2,8 @@
  * The HTTP server: Fastify wiring only. Routes validate, authorize (through the route access
  * table and the auth hook), call one function and map the result to the wire.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import { isStoreUnavailable, StoreUnavailableError } from '../catalog/store/meta-store.js';
 import { createAuthHook } from './auth-hook.js';
 import { ROUTE_ACCESS, routeAccessKey } from './route-access.js';
 import { registerCatalogConfigRoute } from './routes/catalog-config.js';
@@ -16,6 +17,20 @@ export interface BuildServerOptions {
   readonly logger?: boolean;
 }
 
+/**
+ * Makes registering a route without a row in the access table throw, so the server cannot start
+ * with an unguarded route; records the `METHOD /pattern` keys it registers in `served`.
+ */
+export function requireAccessRules(app: FastifyInstance, served: string[] = []): void {
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      const key = routeAccessKey(method, route.url);
+      if (!ROUTE_ACCESS.has(key)) throw new Error(`route ${key} is registered without an access rule in server/route-access.ts`);
+      served.push(key);
+    }
+  });
+}
+
 export async function buildServer(state: FloeState, options: BuildServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger === false ? false : {
@@ -27,18 +42,12 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
     exposeHeadRoutes: false,
     return503OnClosing: true,
     // Access logs are left to the proxy in front; errors are logged by the error handler.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
   });
   const served: string[] = [];
 
   app.decorateRequest('auth', null);
-  app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) {
-      const key = routeAccessKey(method, route.url);
-      if (!ROUTE_ACCESS.has(key)) throw new Error(`route ${key} is registered without an access rule in server/route-access.ts`);
-      served.push(key);
-    }
-  });
+  requireAccessRules(app, served);
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     const form = parseTokenForm(body as string);
@@ -55,9 +64,12 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   });
 
   app.setNotFoundHandler((req, reply) =>
-    sendWireError(reply, wireFormatOf(req.url), { status: 404, icebergType: 'NoSuchResourceException', message: `no route ${req.method} ${req.url.split('?')[0]}` }));
+    sendWireError(reply, wireFormatOf(req.url), { status: 404, icebergType: 'NoSuchResourceException', apiCode: 'NOT_FOUND', message: `no route ${req.method} ${req.url.split('?')[0]}` }));
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
+    if (isStoreUnavailable(error)) {
+      return sendWireError(reply, wireFormatOf(req.url), { status: 503, apiCode: 'SERVICE_UNAVAILABLE', icebergType: 'ServiceUnavailableException', message: new StoreUnavailableError(error).message });
+    }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
     if (status >= 500) req.log.error({ err: error }, 'request failed');
     const message = status >= 500 ? 'internal error' : error.message;

@@ -50,3 +50,26 @@ export async function withDeadline<T>(p: Promise<T>, timeoutMs: number, what: st
     clearTimeout(timer);
   }
 }
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|did not answer within|Client has encountered a connection error|PGlite is closed/i;
+
+/**
+ * Whether an error means the store could not be reached (an outage: 503), as opposed to a
+ * statement that failed (a bug or a conflict).
+ */
+export function isStoreUnavailable(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  if (e instanceof AggregateError && e.errors.some(isStoreUnavailable)) return true;
+  return UNAVAILABLE_MESSAGES.test(e.message);
+}
+
+/** Thrown in place of a driver error when the store is unreachable. */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`metadata store unreachable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * /metrics parses as Prometheus text with the process, HTTP and token metrics; the management
+ * listener serves health and metrics without a token and nothing else.
+ */
+import t from 'tap';
+import { openStore } from '../catalog/store/open-store.js';
+import { buildManagementServer } from '../server/app.js';
+import { parseExposition } from './helpers/prometheus.js';
+import { startTestServer } from './helpers/server.js';
+
+const store = await openStore({ kind: 'pglite-memory' });
+const server = await startTestServer(store);
+const management = await buildManagementServer(server.state);
+t.teardown(async () => {
+  await management.close();
+  await server.close();
+});
+
+t.test('metrics on the main listener need a token and parse as Prometheus text', async (t) => {
+  t.equal((await server.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
+  const token = await server.token();
+  await server.app.inject({ method: 'GET', url: '/v1/config' });
+  const r = await server.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+  t.equal(r.statusCode, 200);
+  t.match(r.headers['content-type'], /^text\/plain; version=0\.0\.4/);
+  const exposition = parseExposition(r.body);
+  t.equal(exposition.types.get('process_cpu_user_seconds_total'), 'counter', 'process metrics');
+  t.equal(exposition.types.get('floe_http_request_duration_seconds'), 'histogram');
+  t.equal(exposition.types.get('floe_oauth_token_requests_total'), 'counter');
+  const configCount = exposition.samples.find((s) => s.name === 'floe_http_request_duration_seconds_count' && s.labels.get('route') === '/v1/config' && s.labels.get('status_code') === '200');
+  t.ok(configCount && configCount.value >= 1, 'the /v1/config request is in the histogram by route and status');
+  const issued = exposition.samples.find((s) => s.name === 'floe_oauth_token_requests_total' && s.labels.get('grant_type') === 'client_credentials' && s.labels.get('outcome') === 'success');
+  t.ok(issued && issued.value >= 1, 'tokens issued by grant and outcome');
+});
+
+t.test('the exposition reader refuses malformed text (so the test above can fail)', async (t) => {
+  t.throws(() => parseExposition('# TYPE x counter\nx{a="1" 3\n'));
+  t.throws(() => parseExposition('y 1\n'), /undeclared/);
+  t.throws(() => parseExposition('# TYPE x counter\nx abc\n'));
+});
+
+t.test('management listener: no token needed, only operational routes', async (t) => {
+  t.equal((await management.inject({ method: 'GET', url: '/health' })).statusCode, 200);
+  const ready = await management.inject({ method: 'GET', url: '/health/ready' });
+  t.equal(ready.statusCode, 200);
+  t.equal(ready.json().status, 'ready');
+  const metrics = await management.inject({ method: 'GET', url: '/metrics' });
+  t.equal(metrics.statusCode, 200);
+  t.ok(parseExposition(metrics.body).types.size > 10);
+  t.equal((await management.inject({ method: 'POST', url: '/v1/oauth/tokens' })).statusCode, 404);
+  t.equal((await management.inject({ method: 'GET', url: '/v1/config' })).statusCode, 404);
+});
+
+t.test('management readiness turns 503 when the store is gone', async (t) => {
+  const other = await openStore({ kind: 'pglite-memory' });
+  const s = await startTestServer(other);
+  const m = await buildManagementServer(s.state);
+  await other.close();
+  const r = await m.inject({ method: 'GET', url: '/health/ready' });
+  t.equal(r.statusCode, 503);
+  t.match(r.json().reason, /metadata store unreachable/);
+  await m.close();
+  await s.app.close();
+});
