@@ -331,3 +331,9 @@ export function icebergTypeOfAvro(schema: AvroSchema): PrimitiveType {
   if (obj.type === 'fixed') return { kind: 'fixed', length: Number(obj['size']) };
   return typeof obj.type === 'string' || Array.isArray(obj.type) ? icebergTypeOfAvro(obj.type as AvroSchema) : { kind: 'unknown' };
 }
+
+/** `{"type":"struct","schema-id":0,"fields":…}`: the `iceberg.schema` metadata Java's Avro writer adds. */
+export function withSchemaId(structJson: unknown): Record<string, unknown> {
+  const { type, ...rest } = structJson as Record<string, unknown>;
+  return { type, 'schema-id': 0, ...rest };
+}

@@ -3,7 +3,7 @@
  * numbers and per-partition-field summaries (table spec "Manifest Lists"). Also the partition summary
  * computation a writer needs to describe a manifest it just wrote.
  */
-import { byFieldId, icebergToAvroSchema, readAvroFile, writeAvroFile } from './avro.js';
+import { byFieldId, withSchemaId, icebergToAvroSchema, readAvroFile, writeAvroFile } from './avro.js';
 import type { AvroCodec, ById } from './avro.js';
 import { compareValues, toByteBuffer } from './conversions.js';
 import type { IcebergValue } from './conversions.js';
@@ -219,7 +219,7 @@ export function writeManifestList(input: WriteManifestListInput): Uint8Array {
   ]);
   if (formatVersion >= 2) metadata.set('sequence-number', String(input.sequenceNumber));
   metadata.set('format-version', String(formatVersion));
-  metadata.set('iceberg.schema', stringifyJson({ ...(typeToJson(type) as object), 'schema-id': 0 }));
+  metadata.set('iceberg.schema', stringifyJson(withSchemaId(typeToJson(type))));
   return writeAvroFile(avroSchema, records, metadata, input.codec ?? 'deflate');
 }
 

@@ -6,7 +6,7 @@
 import { IcebergError } from './errors.js';
 import { bigintFromBytes, bigintToFixedBytes, uuidFromBytes, uuidToBytes } from './conversions.js';
 import type { IcebergValue } from './conversions.js';
-import { byFieldId, fieldSchemaById, icebergToAvroSchema, icebergTypeOfAvro, readAvroFile, writeAvroFile } from './avro.js';
+import { byFieldId, withSchemaId, fieldSchemaById, icebergToAvroSchema, icebergTypeOfAvro, readAvroFile, writeAvroFile } from './avro.js';
 import type { AvroCodec, AvroSchema, ById } from './avro.js';
 import { stringifyJson } from './json.js';
 import { partitionFieldsToJson, partitionType } from './partition-spec.js';
@@ -381,7 +381,7 @@ export function writeManifest(input: WriteManifestInput): Uint8Array {
     ['format-version', String(formatVersion)],
   ]);
   if (formatVersion >= 2) metadata.set('content', content);
-  metadata.set('iceberg.schema', stringifyJson({ ...(typeToJson(entryType) as object), 'schema-id': 0 }));
+  metadata.set('iceberg.schema', stringifyJson(withSchemaId(typeToJson(entryType))));
   return writeAvroFile(avroSchema, records, metadata, input.codec ?? 'deflate');
 }
 
