@@ -1,0 +1,158 @@
+/**
+ * The parser: SQL text → Statement IR, or a SYNTAX_ERROR (42601) with line, column and what was
+ * expected. Each `Parser` owns its bounded LRU cache keyed by the statement text (no module-level
+ * state: create one per engine/session pool). IR is immutable, so cached results are shared.
+ */
+import grammar from './sql.ohm-bundle.js';
+import { FloeError } from './errors.js';
+import { lex, lineColumn } from './lexer.js';
+import { KEYWORD_TOKENS } from './keywords.js';
+import { createSemantics, type ParseContext } from './semantics.js';
+import type { Span, Statement } from './ir.js';
+
+/** A parse that succeeded: the statement and the spans of its secret literals. */
+export interface ParseSuccess {
+  readonly ok: true;
+  readonly statement: Statement;
+  /** Source spans of secret literals (passwords, invitation tokens, TOTP codes, webhook secrets). */
+  readonly secrets: readonly Span[];
+}
+export interface ParseFailure {
+  readonly ok: false;
+  readonly error: FloeError<'SYNTAX_ERROR'>;
+}
+export type ParseResult = ParseSuccess | ParseFailure;
+
+export interface ParserOptions {
+  /** Maximum number of cached statements (LRU). 0 disables the cache. Default 1000. */
+  readonly cacheSize?: number;
+}
+
+export interface CacheStats {
+  readonly size: number;
+  readonly hits: number;
+  readonly misses: number;
+}
+
+/** How each token character reads in "expected …" messages. */
+const TOKEN_DISPLAY: ReadonlyMap<string, string> = new Map([
+  ...[...KEYWORD_TOKENS].map(([word, ch]) => [ch, word.toUpperCase()] as [string, string]),
+  ['w', 'an identifier'], ['q', 'an identifier'], ['n', 'a number'], ['d', 'a number'], ['s', 'a string literal'],
+  ['@', 'a stage reference'], ['≠', '"<>"'], ['≤', '"<="'], ['≥', '">="'], ['‖', '"||"'], ['∷', '"::"'],
+]);
+
+export class Parser {
+  readonly #cacheSize: number;
+  readonly #cache = new Map<string, ParseResult>();
+  readonly #semantics;
+  #context: ParseContext | undefined;
+  #hits = 0;
+  #misses = 0;
+
+  constructor(options: ParserOptions = {}) {
+    this.#cacheSize = Math.max(0, Math.floor(options.cacheSize ?? 1000));
+    this.#semantics = createSemantics(grammar.createSemantics(), () => {
+      if (this.#context === undefined) throw new Error('semantics used outside a parse');
+      return this.#context;
+    });
+  }
+
+  /** Parses one statement; throws FloeError SYNTAX_ERROR when it does not parse. */
+  parse(sql: string): Statement {
+    const r = this.tryParse(sql);
+    if (!r.ok) throw r.error;
+    return r.statement;
+  }
+
+  /** Parses one statement into a result; a syntax error is a value, never thrown. Cached. */
+  tryParse(sql: string): ParseResult {
+    if (this.#cacheSize > 0) {
+      const hit = this.#cache.get(sql);
+      if (hit !== undefined) {
+        this.#hits++;
+        this.#cache.delete(sql);
+        this.#cache.set(sql, hit);
+        return hit;
+      }
+    }
+    this.#misses++;
+    const result = this.parseUncached(sql);
+    // Statements carrying secrets are not kept in memory beyond the parse.
+    if (this.#cacheSize > 0 && !(result.ok && result.secrets.length > 0)) {
+      this.#cache.set(sql, result);
+      if (this.#cache.size > this.#cacheSize) this.#cache.delete(this.#cache.keys().next().value!);
+    }
+    return result;
+  }
+
+  /** Parses without looking at or filling the cache. */
+  parseUncached(sql: string): ParseResult {
+    const lexed = lex(sql);
+    if (!lexed.ok) {
+      const { line, column } = lineColumn(sql, lexed.error.offset);
+      return { ok: false, error: new FloeError('SYNTAX_ERROR', { line, column, expected: lexed.error.expected, detail: lexed.error.detail }) };
+    }
+    const tokens = lexed.tokens;
+    const match = grammar.match(tokens.chars);
+    if (match.failed()) {
+      const pos = match.getRightmostFailurePosition();
+      const offset = pos < tokens.starts.length ? tokens.starts[pos]! : tokens.ends.length > 0 ? tokens.ends[tokens.ends.length - 1]! : 0;
+      const { line, column } = lineColumn(sql, offset);
+      const found = pos < tokens.starts.length ? `found ${describeToken(sql.slice(tokens.starts[pos]!, tokens.ends[pos]!))}` : 'found the end of the statement';
+      return { ok: false, error: new FloeError('SYNTAX_ERROR', { line, column, expected: expectedText((match as unknown as { getRightmostFailures(): readonly OhmFailure[] }).getRightmostFailures()), detail: found }) };
+    }
+    const context: ParseContext = { text: sql, tokens, secrets: [], cteScopes: [] };
+    this.#context = context;
+    try {
+      const statement = this.#semantics(match).ir() as Statement;
+      return { ok: true, statement, secrets: context.secrets };
+    } catch (e) {
+      if (e instanceof FloeError && e.code === 'SYNTAX_ERROR') return { ok: false, error: e as FloeError<'SYNTAX_ERROR'> };
+      throw e;
+    } finally {
+      this.#context = undefined;
+    }
+  }
+
+  /** Drops every cached statement. */
+  clearCache(): void {
+    this.#cache.clear();
+  }
+
+  get cacheStats(): CacheStats {
+    return { size: this.#cache.size, hits: this.#hits, misses: this.#misses };
+  }
+}
+
+/** Creates a parser with its own cache. */
+export function createParser(options: ParserOptions = {}): Parser {
+  return new Parser(options);
+}
+
+/** The part of Ohm's (untyped) failure objects we read. */
+interface OhmFailure {
+  getText(): string;
+  isDescription(): boolean;
+  isFluffy(): boolean;
+}
+
+function describeToken(raw: string): string {
+  return raw.length > 40 ? `${JSON.stringify(raw.slice(0, 37))}…` : JSON.stringify(raw);
+}
+
+/** "SELECT, WITH or an identifier" from Ohm's rightmost failures, in token terms. */
+function expectedText(failures: readonly OhmFailure[]): string {
+  const seen = new Set<string>();
+  for (const f of failures) {
+    if (f.isFluffy()) continue;
+    const t = f.getText();
+    if (t.includes('..')) continue; // character-range guards, not something a user can type
+    const shown = f.isDescription() ? t : (TOKEN_DISPLAY.get(t) ?? JSON.stringify(t));
+    if (shown === 'end of input') seen.add('the end of the statement');
+    else seen.add(shown);
+  }
+  const list = [...seen];
+  if (list.length === 0) return 'a valid statement';
+  if (list.length === 1) return list[0]!;
+  return `${list.slice(0, -1).join(', ')} or ${list[list.length - 1]!}`;
+}
