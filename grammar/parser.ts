@@ -7,7 +7,7 @@ import grammar from './sql.ohm-bundle.js';
 import { FloeError } from './errors.js';
 import { lex, lineColumn } from './lexer.js';
 import { KEYWORD_TOKENS } from './keywords.js';
-import { createSemantics, type ParseContext } from './semantics.js';
+import { createActions, checkActions, evaluate, type ParseContext } from './semantics.js';
 import type { Span, Statement } from './ir.js';
 
 /** A parse that succeeded: the statement and the spans of its secret literals. */
@@ -44,17 +44,18 @@ const TOKEN_DISPLAY: ReadonlyMap<string, string> = new Map([
 export class Parser {
   readonly #cacheSize: number;
   readonly #cache = new Map<string, ParseResult>();
-  readonly #semantics;
+  readonly #actions;
   #context: ParseContext | undefined;
   #hits = 0;
   #misses = 0;
 
   constructor(options: ParserOptions = {}) {
     this.#cacheSize = Math.max(0, Math.floor(options.cacheSize ?? 1000));
-    this.#semantics = createSemantics(grammar.createSemantics(), () => {
+    this.#actions = createActions(() => {
       if (this.#context === undefined) throw new Error('semantics used outside a parse');
       return this.#context;
     });
+    checkActions(grammar.createSemantics(), this.#actions);
   }
 
   /** Parses one statement; throws FloeError SYNTAX_ERROR when it does not parse. */
@@ -104,7 +105,7 @@ export class Parser {
     const context: ParseContext = { text: sql, tokens, secrets: [], cteScopes: [] };
     this.#context = context;
     try {
-      const statement = this.#semantics(match).ir() as Statement;
+      const statement = evaluate(this.#actions, match, tokens.chars) as Statement;
       return { ok: true, statement, secrets: context.secrets };
     } catch (e) {
       if (e instanceof FloeError && e.code === 'SYNTAX_ERROR') return { ok: false, error: e as FloeError<'SYNTAX_ERROR'> };

@@ -115,7 +115,7 @@ export function decodeString(raw: string): string {
 }
 
 /** Creates the semantics (operation `ir`) over a grammar; `ctx()` gives the current parse's context. */
-export function createSemantics(semantics: SqlSemantics, ctx: () => ParseContext): SqlSemantics {
+export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
   // ---------------------------------------------------------------- helpers
   const span = (n: OhmNode): Span => {
     const c = ctx();
@@ -200,14 +200,14 @@ export function createSemantics(semantics: SqlSemantics, ctx: () => ParseContext
   };
 
   /** Applies postfix operators (:: and [ ]) and then unary signs (innermost last) to a primary. */
-  const operand = (signs: OhmNode, primary: OhmNode, postfixes: OhmNode): Expr => {
+  const operand = (signs: OhmNode, primary: OhmNode, ops: OhmNode, args: OhmNode): Expr => {
     let e = primary.ir() as Expr;
-    for (const p of postfixes.children) {
-      const [op, arg] = p.children as [OhmNode, OhmNode];
-      const s = spanFrom(e.span, span(p));
+    ops.children.forEach((op, i) => {
+      const arg = args.children[i]!;
+      const s = spanFrom(e.span, span(arg));
       if (op.sourceString === '∷') e = make('Cast', s, { try: false, expr: e, type: arg.ir() as DataType });
-      else e = make('Subscript', s, { expr: e, index: arg.ir() as Expr });
-    }
+      else e = make('Subscript', { start: s.start, end: s.end + 1 }, { expr: e, index: arg.ir() as Expr });
+    });
     const signNodes = signs.children;
     for (let i = signNodes.length - 1; i >= 0; i--) {
       const sn = signNodes[i]!;
@@ -275,6 +275,15 @@ export function createSemantics(semantics: SqlSemantics, ctx: () => ParseContext
   };
 
   const properties = (first: OhmNode, rest: OhmNode): OptionEntry[] => list<OptionEntry>(first, rest);
+
+  const call = (s: Span, name: QualifiedName, args: OhmNode, filter: OhmNode | undefined, over: OhmNode | undefined): FunctionCall => {
+    const a = args.ir() as { args: Expr[]; star: boolean; distinct: boolean; orderBy: OrderItem[] };
+    return make('FunctionCall', s, {
+      name, ...a,
+      filter: filter === undefined ? undefined : (filter.ir() as Expr),
+      over: over === undefined ? undefined : (over.ir() as WindowSpec),
+    });
+  };
 
   // ---------------------------------------------------------------- actions
   const actions: SqlActionDict<unknown> = {
@@ -641,9 +650,9 @@ export function createSemantics(semantics: SqlSemantics, ctx: () => ParseContext
       for (const t of tails.children) for (const it of t.ir() as Item[]) items.push(it);
       return climb(items);
     },
-    exprOperand(nots, signs, primary, postfixes) {
+    exprOperand(nots, signs, primary, ops, args) {
       const items: Item[] = nots.children.map((n) => ({ t: 'not', start: span(n).start }));
-      items.push({ t: 'operand', expr: operand(signs, primary, postfixes) });
+      items.push({ t: 'operand', expr: operand(signs, primary, ops, args) });
       return items;
     },
     exprTail(_la, body) {
@@ -712,8 +721,8 @@ export function createSemantics(semantics: SqlSemantics, ctx: () => ParseContext
       });
       return climb(items);
     },
-    unary(signs, primary, postfixes) {
-      return operand(signs, primary, postfixes);
+    unary(signs, primary, ops, args) {
+      return operand(signs, primary, ops, args);
     },
     subscript(e, _c) {
       return e.ir();
@@ -803,24 +812,14 @@ export function createSemantics(semantics: SqlSemantics, ctx: () => ParseContext
       const k = key.ctorName === 'stringLit' ? str(key) : (key.ir() as Ident).name;
       return make('StructEntry', span(this), { key: k, value: value.ir() as Expr });
     },
-    callOrColumn(head, suffix) {
-      const s = span(this);
-      let name: QualifiedName;
-      let call: OhmNode | undefined;
-      if (head.ctorName === 'names') {
-        name = head.ir() as QualifiedName;
-        call = suffix.children[0];
-        if (call === undefined) return make('ColumnRef', s, { parts: name.parts });
-      } else {
-        name = qualifiedName([identOf(head)], span(head));
-        call = suffix;
-      }
-      const c = call.ir() as Omit<FunctionCall, 'kind' | 'span' | 'name'>;
-      return make('FunctionCall', s, { name, ...c });
+    callOrColumn(names, _o, args, _c, filter, over) {
+      const name = names.ir() as QualifiedName;
+      if (!has(args)) return make('ColumnRef', span(this), { parts: name.parts });
+      // inside the optional group, each `?` is itself an iteration node
+      return call(span(this), name, args.children[0]!, filter.children[0]!.children[0], over.children[0]!.children[0]);
     },
-    callSuffix(_o, args, _c, filter, over) {
-      const a = args.ir() as { args: Expr[]; star: boolean; distinct: boolean; orderBy: OrderItem[] };
-      return { ...a, filter: opt<Expr>(filter), over: opt<WindowSpec>(over) };
+    keywordPrimaryBody_leftRight(kw, _o, args, _c, filter, over) {
+      return call(span(this), qualifiedName([identOf(kw)], span(kw)), args, filter.children[0], over.children[0]);
     },
     functionArgs_star(_s) {
       return { args: [], star: true, distinct: false, orderBy: [] };
@@ -1508,9 +1507,92 @@ export function createSemantics(semantics: SqlSemantics, ctx: () => ParseContext
     return { partitionBy, properties: props, comment, location, using };
   };
 
-  // `alterSelfAction_*` build the statement; its span must be the whole ALTER statement.
   void isExpr;
+  return actions;
+}
+
+/** Registers the actions with Ohm, which checks that every action matches its rule's arity. */
+export function checkActions(semantics: SqlSemantics, actions: SqlActionDict<unknown>): SqlSemantics {
   return semantics.addOperation<unknown>('ir', actions);
+}
+
+/** The parts of Ohm's CST nodes (MatchResult._cst) the evaluator reads. */
+interface RawNode {
+  readonly ctorName: string;
+  readonly matchLength: number;
+  readonly children: readonly RawNode[];
+  readonly childOffsets: readonly number[];
+  isNonterminal(): boolean;
+  isIteration(): boolean;
+  isTerminal(): boolean;
+}
+
+type Action = (this: unknown, ...children: CstNode[]) => unknown;
+
+/**
+ * A CST node as the actions see it: the subset of Ohm's semantic wrapper API they use (ctorName,
+ * children, source, sourceString, ir()). Ohm's own wrappers allocate an Interval (with
+ * Object.defineProperty) per child, which cost about a third of the parse time.
+ */
+class CstNode {
+  #children: CstNode[] | undefined;
+  readonly endIdx: number;
+  constructor(
+    readonly raw: RawNode,
+    readonly startIdx: number,
+    private readonly base: number,
+    private readonly evaluator: Evaluator,
+  ) {
+    this.endIdx = startIdx + raw.matchLength;
+  }
+  get ctorName(): string {
+    return this.raw.ctorName;
+  }
+  get source(): { readonly startIdx: number; readonly endIdx: number } {
+    return this;
+  }
+  get sourceString(): string {
+    return this.evaluator.chars.slice(this.startIdx, this.endIdx);
+  }
+  get children(): CstNode[] {
+    if (this.#children === undefined) {
+      const r = this.raw;
+      const out: CstNode[] = new Array(r.children.length);
+      for (let i = 0; i < r.children.length; i++) {
+        const c = r.children[i]!;
+        const start = this.base + r.childOffsets[i]!;
+        out[i] = new CstNode(c, start, c.isNonterminal() ? start : this.base, this.evaluator);
+      }
+      this.#children = out;
+    }
+    return this.#children;
+  }
+  ir(): unknown {
+    return this.evaluator.evaluate(this);
+  }
+}
+
+class Evaluator {
+  constructor(
+    readonly chars: string,
+    private readonly actions: Readonly<Record<string, Action | undefined>>,
+  ) {}
+  evaluate(n: CstNode): unknown {
+    const raw = n.raw;
+    if (raw.isIteration()) return this.actions['_iter']!.apply(n, n.children);
+    if (raw.isTerminal()) return this.actions['_terminal']!.call(n);
+    const action = this.actions[raw.ctorName];
+    if (action !== undefined) return action.apply(n, n.children);
+    if (raw.children.length === 1) return n.children[0]!.ir();
+    throw new Error(`missing semantic action for ${raw.ctorName}`);
+  }
+}
+
+/** Runs the `ir` actions over a successful match of the token string `chars`. */
+export function evaluate(actions: SqlActionDict<unknown>, match: unknown, chars: string): unknown {
+  const m = match as { _cst: RawNode; _cstOffset: number };
+  const evaluator = new Evaluator(chars, actions as unknown as Record<string, Action | undefined>);
+  return new CstNode(m._cst, m._cstOffset, m._cstOffset, evaluator).ir();
 }
 
 export type { NonterminalNode, IterationNode };
