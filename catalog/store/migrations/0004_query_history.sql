@@ -1,0 +1,2 @@
+-- Reserved for query history and sessions; filled in by the work on that context.
+SELECT 1;
