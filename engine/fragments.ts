@@ -1,0 +1,58 @@
+/**
+ * The contract between the planner (`engine/planner/`, pure: IR + catalog facts → a fragment plan)
+ * and the executor (`engine/exec/`, the piscina pool of DuckDB workers that runs fragments).
+ *
+ * A query becomes one or more fragments. Each fragment is DuckDB SQL that names its inputs as
+ * relations: table scans (`TableScanInput.relation`, e.g. `__floe_scan_0`) and the results of
+ * earlier fragments (`fragmentRelation(id)`). The executor decides how a scan becomes DuckDB (a
+ * `read_parquet` over the planned files with a field-id schema, deletes applied) and how one
+ * fragment's result reaches the next; the planner decides what to read and how to split the work.
+ * Nothing here holds SQL typed by a user: `grammar/` has already turned that into IR.
+ */
+import type { FileScanTask } from '../catalog/iceberg/scan.js';
+import type { Schema } from '../catalog/iceberg/schema.js';
+
+/** One Iceberg table read, as planned. */
+export interface TableScanInput {
+  /** The relation name the fragment SQL uses for this scan (`__floe_scan_<n>`). */
+  readonly relation: string;
+  /** `catalog.namespace.table`, for messages and history. */
+  readonly tableName: string;
+  /** The schema to read with (field ids are the truth; names are the current names). */
+  readonly schema: Schema;
+  /** Field ids of the top-level columns the query reads, in schema order; 'all' reads every column. */
+  readonly columns: readonly number[] | 'all';
+  /** Data files to read, each with the delete files that apply; locations are readable local paths. */
+  readonly tasks: readonly FileScanTask[];
+  /** The table's `schema.name-mapping.default` (JSON text), for files written without field ids. */
+  readonly nameMapping?: string;
+  /** Rows the manifests promise before deletes (estimates and history). */
+  readonly estimatedRows: number;
+  /** Bytes of the data files planned (history's `bytes_scanned`). */
+  readonly estimatedBytes: number;
+}
+
+/** A unit of work for one worker. */
+export interface Fragment {
+  readonly id: number;
+  /** DuckDB SQL of one query; it reads only its `scans` and its `inputs` by relation name. */
+  readonly sql: string;
+  readonly scans: readonly TableScanInput[];
+  /** Ids of earlier fragments whose results this fragment reads (as `fragmentRelation(id)`). */
+  readonly inputs: readonly number[];
+}
+
+/** What the planner hands the executor. Fragments are in dependency order; the last one answers. */
+export interface FragmentPlan {
+  readonly fragments: readonly Fragment[];
+}
+
+/** The relation name under which a fragment's result is visible to the fragments that read it. */
+export function fragmentRelation(id: number): string {
+  return `__floe_fragment_${id}`;
+}
+
+/** The relation name of the n-th scan of a plan. */
+export function scanRelation(n: number): string {
+  return `__floe_scan_${n}`;
+}
