@@ -9,6 +9,7 @@ import { ROUTE_ACCESS, routeAccessKey } from './route-access.js';
 import { registerCatalogConfigRoute } from './routes/catalog-config.js';
 import { parseTokenForm, registerOAuthRoutes } from './routes/oauth.js';
 import { registerJwksRoute, registerOperationRoutes } from './routes/operations.js';
+import { registerQueryRoutes } from './routes/query.js';
 import type { FloeState } from './state.js';
 import { sendWireError, wireFormatOf } from './wire-errors.js';
 
@@ -80,6 +81,7 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   registerCatalogConfigRoute(app, () => served);
   registerJwksRoute(app, state);
   registerOperationRoutes(app, state);
+  registerQueryRoutes(app, state);
   await app.ready();
   return app;
 }

@@ -43,6 +43,19 @@ export interface FloeConfig {
   readonly logging: {
     readonly level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   };
+  /** The query interface (`/api/query`). */
+  readonly query: {
+    /** Schema of unqualified table names when the request and session name none. */
+    readonly default_schema: string;
+    /** Largest result in rows; a bigger one fails with RESULT_TOO_LARGE instead of being cut. */
+    readonly max_result_rows: number;
+    /** Largest `timeout_ms` a request may ask for. */
+    readonly max_timeout_ms: number;
+    /** Warehouse of principals that name none; its CU rate prices their queries. */
+    readonly default_warehouse: string;
+    /** Warehouses by name with their compute-unit rate per hour of execution (history's cu_consumed). */
+    readonly warehouses: Readonly<Record<string, { readonly cu_per_hour: number }>>;
+  };
 }
 
 export const DEFAULT_CONFIG: FloeConfig = {
@@ -58,6 +71,13 @@ export const DEFAULT_CONFIG: FloeConfig = {
     rate_limit: { window_seconds: 60, max_failures_per_client: 10, max_failures_per_address: 50 },
   },
   logging: { level: 'info' },
+  query: {
+    default_schema: 'default',
+    max_result_rows: 100_000,
+    max_timeout_ms: 3_600_000,
+    default_warehouse: 'default',
+    warehouses: { default: { cu_per_hour: 1 } },
+  },
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -100,6 +120,22 @@ export const CONFIG_SCHEMA = {
     logging: {
       type: 'object', additionalProperties: false,
       properties: { level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } },
+    },
+    query: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        default_schema: { type: 'string', minLength: 1 },
+        max_result_rows: { type: 'integer', minimum: 1, maximum: 100_000_000 },
+        max_timeout_ms: { type: 'integer', minimum: 1000 },
+        default_warehouse: { type: 'string', minLength: 1 },
+        warehouses: {
+          type: 'object', minProperties: 1,
+          additionalProperties: {
+            type: 'object', additionalProperties: false, required: ['cu_per_hour'],
+            properties: { cu_per_hour: { type: 'number', minimum: 0 } },
+          },
+        },
+      },
     },
   },
 } as const;
@@ -226,7 +262,13 @@ const ajv = new Ajv({ allErrors: true, strict: true });
 const validate = ajv.compile(CONFIG_SCHEMA);
 
 export function validateConfig(candidate: unknown): FloeConfig {
-  if (validate(candidate)) return candidate as unknown as FloeConfig;
+  if (validate(candidate)) {
+    const config = candidate as unknown as FloeConfig;
+    if (!Object.hasOwn(config.query.warehouses, config.query.default_warehouse)) {
+      throw new ConfigError(`invalid configuration:\n  query.default_warehouse: no warehouse ${JSON.stringify(config.query.default_warehouse)} in query.warehouses`);
+    }
+    return config;
+  }
   const messages = (validate.errors ?? []).filter((e) => e.keyword !== 'anyOf').map(describeError);
   throw new ConfigError(`invalid configuration:\n  ${[...new Set(messages)].join('\n  ')}`);
 }

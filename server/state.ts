@@ -12,6 +12,9 @@ import { RefreshTokens } from './auth/refresh-tokens.js';
 import { TokenService } from './auth/tokens.js';
 import type { FloeConfig } from './config.js';
 import { createMetrics, type FloeMetrics } from './metrics.js';
+import { Parser } from '../grammar/parser.js';
+import { QueryHistory } from '../engine/history/query-history.js';
+import { QueryService } from '../engine/session/query-service.js';
 
 export interface FloeState {
   readonly config: FloeConfig;
@@ -23,6 +26,11 @@ export interface FloeState {
   readonly failuresByClient: FailureLimiter;
   readonly failuresByAddress: FailureLimiter;
   readonly metrics: FloeMetrics;
+  /** SQL → IR, with the statement cache shared by every session of this server. */
+  readonly parser: Parser;
+  readonly history: QueryHistory;
+  /** `POST /api/query`. */
+  readonly queries: QueryService;
   /** What the first start created (credentials to print once), or that it had been done before. */
   readonly bootstrap: BootstrapOutcome;
   /** Releases everything the state holds (timers, the store). */
@@ -63,14 +71,30 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const interval = options.keyReloadIntervalMs ?? 30_000;
     const timer = interval > 0 ? setInterval(() => void keys.reload().catch(() => undefined), interval) : undefined;
     timer?.unref();
+    const parser = new Parser({ cacheSize: 2000 });
+    const warehouses = config.query.warehouses;
+    const history = new QueryHistory(store, clock, {
+      cuPerHour: (w) => (w !== null && Object.hasOwn(warehouses, w) ? warehouses[w]! : warehouses[config.query.default_warehouse]!).cu_per_hour,
+    });
+    const queries = new QueryService({
+      parser, history, clock, runners: {},
+      defaultCatalog: 'default', defaultSchema: config.query.default_schema,
+      maxResultRows: config.query.max_result_rows, maxTimeoutMs: config.query.max_timeout_ms,
+      // A bug's details go to the log under a reference the client sees; never the SQL text.
+      logBug: (reference, error) => {
+        if (config.logging.level === 'silent') return;
+        process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), msg: 'statement failed with an internal error', reference, err: error instanceof Error ? error.stack : String(error) })}\n`);
+      },
+    });
     return {
-      config, store, clock, keys, tokens, bootstrap,
+      config, store, clock, keys, tokens, bootstrap, parser, history, queries,
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
       failuresByAddress: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_address }, clock),
       metrics: createMetrics(),
       async close() {
         if (timer) clearInterval(timer);
+        await history.close();
         await store.close();
       },
     };
