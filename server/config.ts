@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_WORKLOAD_SPEC, WORKLOAD_CONFIG_SCHEMA, WORKLOAD_SCHEMA_DEFS, WorkloadConfigError, resolveWorkloadConfig, type WorkloadConfigSpec } from '../engine/wlm/config.js';
 
 export interface ListenConfig {
   readonly host: string;
@@ -43,6 +44,8 @@ export interface FloeConfig {
   readonly logging: {
     readonly level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   };
+  /** Resource groups, routing rules, workload classes and the MLFQ (engine/wlm/config.ts, docs/workload.md). */
+  readonly workload: WorkloadConfigSpec;
 }
 
 export const DEFAULT_CONFIG: FloeConfig = {
@@ -58,6 +61,7 @@ export const DEFAULT_CONFIG: FloeConfig = {
     rate_limit: { window_seconds: 60, max_failures_per_client: 10, max_failures_per_address: 50 },
   },
   logging: { level: 'info' },
+  workload: DEFAULT_WORKLOAD_SPEC,
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -70,7 +74,9 @@ const positive = { type: 'integer', minimum: 1 } as const;
 /** The JSON Schema of the whole file; every object refuses unknown keys. */
 export const CONFIG_SCHEMA = {
   type: 'object', additionalProperties: false,
+  $defs: WORKLOAD_SCHEMA_DEFS,
   properties: {
+    workload: WORKLOAD_CONFIG_SCHEMA,
     server: {
       type: 'object', additionalProperties: false,
       properties: { host: { type: 'string', minLength: 1 }, port, body_limit_bytes: positive, trust_proxy: { type: 'boolean' } },
@@ -226,13 +232,21 @@ const ajv = new Ajv({ allErrors: true, strict: true });
 const validate = ajv.compile(CONFIG_SCHEMA);
 
 export function validateConfig(candidate: unknown): FloeConfig {
-  if (validate(candidate)) return candidate as unknown as FloeConfig;
+  if (validate(candidate)) {
+    try {
+      resolveWorkloadConfig((candidate as unknown as FloeConfig).workload);
+    } catch (e) {
+      if (e instanceof WorkloadConfigError) throw new ConfigError(e.message);
+      throw e;
+    }
+    return candidate as unknown as FloeConfig;
+  }
   const messages = (validate.errors ?? []).filter((e) => e.keyword !== 'anyOf').map(describeError);
   throw new ConfigError(`invalid configuration:\n  ${[...new Set(messages)].join('\n  ')}`);
 }
 
 function describeError(e: ErrorObject): string {
-  const at = e.instancePath.slice(1).replaceAll('/', '.') || '(top level)';
+  const at = e.instancePath.replace(/\/(\d+)(?=\/|$)/g, '[$1]').slice(1).replaceAll('/', '.') || '(top level)';
   if (e.keyword === 'additionalProperties') {
     const extra = (e.params as { additionalProperty: string }).additionalProperty;
     return `unknown key ${at === '(top level)' ? extra : `${at}.${extra}`}`;
