@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_WORKLOAD_SPEC, WORKLOAD_CONFIG_SCHEMA, WORKLOAD_SCHEMA_DEFS, WorkloadConfigError, resolveWorkloadConfig, type WorkloadConfigSpec } from '../engine/wlm/config.js';
 
 export interface ListenConfig {
   readonly host: string;
@@ -56,6 +57,8 @@ export interface FloeConfig {
     /** Warehouses by name with their compute-unit rate per hour of execution (history's cu_consumed). */
     readonly warehouses: Readonly<Record<string, { readonly cu_per_hour: number }>>;
   };
+  /** Resource groups, routing rules, workload classes and the MLFQ (engine/wlm/config.ts, docs/workload.md). */
+  readonly workload: WorkloadConfigSpec;
 }
 
 export const DEFAULT_CONFIG: FloeConfig = {
@@ -78,6 +81,7 @@ export const DEFAULT_CONFIG: FloeConfig = {
     default_warehouse: 'default',
     warehouses: { default: { cu_per_hour: 1 } },
   },
+  workload: DEFAULT_WORKLOAD_SPEC,
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -90,7 +94,9 @@ const positive = { type: 'integer', minimum: 1 } as const;
 /** The JSON Schema of the whole file; every object refuses unknown keys. */
 export const CONFIG_SCHEMA = {
   type: 'object', additionalProperties: false,
+  $defs: WORKLOAD_SCHEMA_DEFS,
   properties: {
+    workload: WORKLOAD_CONFIG_SCHEMA,
     server: {
       type: 'object', additionalProperties: false,
       properties: { host: { type: 'string', minLength: 1 }, port, body_limit_bytes: positive, trust_proxy: { type: 'boolean' } },
@@ -267,6 +273,12 @@ export function validateConfig(candidate: unknown): FloeConfig {
     if (!Object.hasOwn(config.query.warehouses, config.query.default_warehouse)) {
       throw new ConfigError(`invalid configuration:\n  query.default_warehouse: no warehouse ${JSON.stringify(config.query.default_warehouse)} in query.warehouses`);
     }
+    try {
+      resolveWorkloadConfig(config.workload);
+    } catch (e) {
+      if (e instanceof WorkloadConfigError) throw new ConfigError(e.message);
+      throw e;
+    }
     return config;
   }
   const messages = (validate.errors ?? []).filter((e) => e.keyword !== 'anyOf').map(describeError);
@@ -274,7 +286,7 @@ export function validateConfig(candidate: unknown): FloeConfig {
 }
 
 function describeError(e: ErrorObject): string {
-  const at = e.instancePath.slice(1).replaceAll('/', '.') || '(top level)';
+  const at = e.instancePath.replace(/\/(\d+)(?=\/|$)/g, '[$1]').slice(1).replaceAll('/', '.') || '(top level)';
   if (e.keyword === 'additionalProperties') {
     const extra = (e.params as { additionalProperty: string }).additionalProperty;
     return `unknown key ${at === '(top level)' ? extra : `${at}.${extra}`}`;
