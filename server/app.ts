@@ -7,6 +7,7 @@ import { isStoreUnavailable, StoreUnavailableError } from '../catalog/store/meta
 import { createAuthHook } from './auth-hook.js';
 import { ROUTE_ACCESS, routeAccessKey } from './route-access.js';
 import { registerCatalogConfigRoute } from './routes/catalog-config.js';
+import { registerIcebergRoutes } from './routes/iceberg/index.js';
 import { parseTokenForm, registerOAuthRoutes } from './routes/oauth.js';
 import { registerJwksRoute, registerOperationRoutes } from './routes/operations.js';
 import { registerQueryRoutes } from './routes/query.js';
@@ -78,7 +79,8 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   });
 
   registerOAuthRoutes(app, state);
-  registerCatalogConfigRoute(app, () => served);
+  registerCatalogConfigRoute(app, () => served, state);
+  registerIcebergRoutes(app, state);
   registerJwksRoute(app, state);
   registerOperationRoutes(app, state);
   registerQueryRoutes(app, state);

@@ -3,7 +3,10 @@
  * No module-level singletons: tests build many of these in one process.
  */
 import { resolve } from 'node:path';
+import { CatalogService } from '../catalog/rest/service.js';
+import { expireIdempotencyKeys } from '../catalog/rest/idempotency.js';
 import type { MetaStore } from '../catalog/store/meta-store.js';
+import { LocalFileIO } from '../storage-creds/local-file-io.js';
 import { openStore, type StoreLocation } from '../catalog/store/open-store.js';
 import { bootstrapIfEmpty, type BootstrapOutcome } from '../engine/principals/bootstrap.js';
 import { FailureLimiter } from './auth/failure-limiter.js';
@@ -31,6 +34,8 @@ export interface FloeState {
   readonly history: QueryHistory;
   /** `POST /api/query`. */
   readonly queries: QueryService;
+  /** The Iceberg REST catalog (also what the SQL engine commits through). */
+  readonly catalog: CatalogService;
   /** What the first start created (credentials to print once), or that it had been done before. */
   readonly bootstrap: BootstrapOutcome;
   /** Releases everything the state holds (timers, the store). */
@@ -86,7 +91,12 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), msg: 'statement failed with an internal error', reference, err: error instanceof Error ? error.stack : String(error) })}\n`);
       },
     });
+    const catalog = new CatalogService({ store, io: new LocalFileIO(), clock });
+    if (bootstrap.kind === 'created') await catalog.ensureDefaultCatalog(bootstrap.tenantId, `file://${resolve(config.data_dir, 'warehouse')}`);
+    const idempotencyTimer = setInterval(() => void expireIdempotencyKeys(store, clock.now()).catch(() => undefined), 10 * 60_000);
+    idempotencyTimer.unref();
     return {
+      catalog,
       config, store, clock, keys, tokens, bootstrap, parser, history, queries,
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
@@ -95,6 +105,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       async close() {
         if (timer) clearInterval(timer);
         await history.close();
+        clearInterval(idempotencyTimer);
         await store.close();
       },
     };
