@@ -11,6 +11,7 @@
  */
 import type { FileScanTask } from '../catalog/iceberg/scan.js';
 import type { Schema } from '../catalog/iceberg/schema.js';
+import type { LocationMapping } from '../storage-creds/file-io.js';
 
 /** One Iceberg table read, as planned. */
 export interface TableScanInput {
@@ -30,6 +31,12 @@ export interface TableScanInput {
   readonly estimatedRows: number;
   /** Bytes of the data files planned (history's `bytes_scanned`). */
   readonly estimatedBytes: number;
+  /**
+   * Location remapping of the table's catalog (tables registered from elsewhere). The executor maps
+   * task locations with it before reading, and maps the data file paths written inside position
+   * delete files the same way, so tasks may carry the locations exactly as the manifests list them.
+   */
+  readonly locationMappings?: readonly LocationMapping[];
 }
 
 /** A unit of work for one worker. */
