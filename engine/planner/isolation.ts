@@ -97,6 +97,9 @@ const ENGINE_STATEMENTS: ReadonlySet<string> = new Set([
 /** Objects DuckDB can CREATE that Floe's grammar does not have. */
 const ENGINE_OBJECTS: ReadonlySet<string> = new Set(['secret', 'macro', 'function', 'type', 'sequence', 'temp', 'temporary', 'persistent', 'index', 'extension']);
 
+/** Names of DuckDB functions that reach files, the network, extensions, settings or engine metadata. */
+const ENGINE_FUNCTION = /^(read_\w+|glob|\w+_scan|getenv|current_setting|getvariable|duckdb_\w+|pragma_\w+|query|query_table|sniff_csv|load_extension|parquet_\w+|iceberg_\w+|delta_\w+|postgres_\w+|sqlite_\w+|mysql_\w+|http_\w+|which_secret)$/;
+
 /**
  * For statement text that did not parse: PERMISSION_DENIED when it is a DuckDB statement or form
  * Floe refuses (so escape attempts answer 42501, not 42601), else undefined (report the syntax error).
@@ -132,6 +135,10 @@ export function refuseEngineStatement(sql: string): FloeError<'PERMISSION_DENIED
     if (hit !== undefined) return denied(`CREATE ${hit.toUpperCase()} is not available`);
   }
   if (first === 'update' && second === 'extensions') return denied('UPDATE EXTENSIONS is not available');
+  // A call of a DuckDB file, network, extension or settings function (e.g. `glob(…)`, a keyword to our grammar).
+  for (let j = 0; j + 1 < words.length; j++) {
+    if (words[j + 1] === '(' && ENGINE_FUNCTION.test(words[j]!)) return denied(`function ${words[j]} is not available to queries`);
+  }
   // A string literal where a table belongs is a DuckDB file scan (`FROM 'data.csv'`, `DESCRIBE 'x'`).
   for (let j = 0; j + 1 < words.length; j++) {
     if (['from', 'join', 'describe', 'desc', 'show', 'table', 'into', 'using'].includes(words[j]!) && kinds[j + 1] === 'string') {
