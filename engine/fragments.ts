@@ -39,6 +39,20 @@ export interface TableScanInput {
   readonly locationMappings?: readonly LocationMapping[];
 }
 
+/**
+ * One read of a Floe system table (`system.query_history`, …). The caller's system-table provider
+ * yields the rows; the executor makes them visible to the fragment as `relation` with `columns`.
+ * Plans with system scans are always one fragment.
+ */
+export interface SystemScanInput {
+  /** The relation name the fragment SQL uses (`__floe_system_<n>`). */
+  readonly relation: string;
+  /** The system table, without the `system.` prefix (`query_history`). */
+  readonly table: string;
+  /** The provider's columns, in order. */
+  readonly columns: readonly string[];
+}
+
 /** A unit of work for one worker. */
 export interface Fragment {
   readonly id: number;
@@ -47,6 +61,8 @@ export interface Fragment {
   readonly scans: readonly TableScanInput[];
   /** Ids of earlier fragments whose results this fragment reads (as `fragmentRelation(id)`). */
   readonly inputs: readonly number[];
+  /** System tables this fragment reads (absent when none). */
+  readonly systemScans?: readonly SystemScanInput[];
 }
 
 /** What the planner hands the executor. Fragments are in dependency order; the last one answers. */
