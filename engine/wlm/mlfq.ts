@@ -210,9 +210,13 @@ export class MultilevelQueue<T> {
     }
     let remainingContribution = contribution;
     let remainingTask = ns;
+    let usedBefore = account.scheduledNanos - ns;
     for (let l = oldLevel; l < newLevel; l++) {
-      const width = (thresholds[l + 1]! - thresholds[l]!) * NANOS_PER_SECOND;
-      const accrued = Math.min(width, remainingContribution);
+      // What the query still had to use at level l before crossing into l + 1 (Trino charges the
+      // level's whole width here; charging only the remainder keeps the level accounts exact).
+      const room = Math.max(0, thresholds[l + 1]! * NANOS_PER_SECOND - usedBefore);
+      usedBefore += room;
+      const accrued = Math.min(room, remainingContribution);
       this.levelScheduledNanos[l]! += accrued;
       remainingContribution -= accrued;
       remainingTask -= accrued;
