@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_PRINCIPALS_CONFIG, DEFAULT_WEBHOOKS_CONFIG, type PrincipalsConfig, type WebhooksConfig } from '../engine/principals/settings.js';
 
 export interface ListenConfig {
   readonly host: string;
@@ -43,6 +44,10 @@ export interface FloeConfig {
   readonly logging: {
     readonly level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   };
+  /** Principal management (engine/principals/settings.ts documents each key). */
+  readonly principals: PrincipalsConfig;
+  /** Webhook delivery worker. */
+  readonly webhooks: WebhooksConfig;
 }
 
 export const DEFAULT_CONFIG: FloeConfig = {
@@ -58,6 +63,8 @@ export const DEFAULT_CONFIG: FloeConfig = {
     rate_limit: { window_seconds: 60, max_failures_per_client: 10, max_failures_per_address: 50 },
   },
   logging: { level: 'info' },
+  principals: DEFAULT_PRINCIPALS_CONFIG,
+  webhooks: DEFAULT_WEBHOOKS_CONFIG,
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -100,6 +107,32 @@ export const CONFIG_SCHEMA = {
     logging: {
       type: 'object', additionalProperties: false,
       properties: { level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } },
+    },
+    principals: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        encryption_key: { anyOf: [{ type: 'string', pattern: '^[A-Za-z0-9+/]{43}=$' }, { type: 'null' }] },
+        invitation_url_base: { type: 'string', pattern: '^https?://' },
+        invitation_ttl_hours: positive,
+        lockout_threshold: positive,
+        lockout_seconds: positive,
+        mfa_recent_seconds: positive,
+        pat_max_ttl_days: positive,
+        archive_retention_days: positive,
+        audit_retention_days: positive,
+        totp_issuer: { type: 'string', minLength: 1 },
+        background_jobs: { type: 'boolean' },
+      },
+    },
+    webhooks: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        interval_seconds: positive,
+        timeout_ms: { type: 'integer', minimum: 100, maximum: 120000 },
+        allow_private_targets: { type: 'boolean' },
+        batch_size: { type: 'integer', minimum: 1, maximum: 1000 },
+        ca_file: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }] },
+      },
     },
   },
 } as const;

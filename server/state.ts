@@ -5,7 +5,11 @@
 import { resolve } from 'node:path';
 import type { MetaStore } from '../catalog/store/meta-store.js';
 import { openStore, type StoreLocation } from '../catalog/store/open-store.js';
+import { readFileSync } from 'node:fs';
 import { bootstrapIfEmpty, type BootstrapOutcome } from '../engine/principals/bootstrap.js';
+import { PrincipalMaintenance } from '../engine/principals/maintenance.js';
+import { openSecretBox, type SecretBox } from '../engine/principals/secret-box.js';
+import { WebhookWorker } from '../engine/principals/webhook-worker.js';
 import { FailureLimiter } from './auth/failure-limiter.js';
 import { KeyRing, type Clock } from './auth/key-ring.js';
 import { RefreshTokens } from './auth/refresh-tokens.js';
@@ -23,6 +27,12 @@ export interface FloeState {
   readonly failuresByClient: FailureLimiter;
   readonly failuresByAddress: FailureLimiter;
   readonly metrics: FloeMetrics;
+  /** Principal management: the server key box, the webhook worker and the maintenance timers. */
+  readonly principals: {
+    readonly secrets: SecretBox;
+    readonly webhookWorker: WebhookWorker;
+    readonly maintenance: PrincipalMaintenance;
+  };
   /** What the first start created (credentials to print once), or that it had been done before. */
   readonly bootstrap: BootstrapOutcome;
   /** Releases everything the state holds (timers, the store). */
@@ -63,14 +73,24 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const interval = options.keyReloadIntervalMs ?? 30_000;
     const timer = interval > 0 ? setInterval(() => void keys.reload().catch(() => undefined), interval) : undefined;
     timer?.unref();
+    const secrets = await openSecretBox(store, config.principals.encryption_key);
+    const webhookWorker = new WebhookWorker({ store, clock, config: config.webhooks, secrets, ca: config.webhooks.ca_file ? readFileSync(config.webhooks.ca_file, 'utf8') : undefined });
+    const maintenance = new PrincipalMaintenance(store, clock, config.principals);
+    if (config.principals.background_jobs) {
+      webhookWorker.start();
+      maintenance.start();
+    }
     return {
       config, store, clock, keys, tokens, bootstrap,
+      principals: { secrets, webhookWorker, maintenance },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
       failuresByAddress: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_address }, clock),
       metrics: createMetrics(),
       async close() {
         if (timer) clearInterval(timer);
+        maintenance.stop();
+        await webhookWorker.stop();
         await store.close();
       },
     };
