@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_WORKLOAD_SPEC, WORKLOAD_CONFIG_SCHEMA, WORKLOAD_SCHEMA_DEFS, WorkloadConfigError, resolveWorkloadConfig, type WorkloadConfigSpec } from '../engine/wlm/config.js';
+import { DEFAULT_PRINCIPALS_CONFIG, DEFAULT_WEBHOOKS_CONFIG, type PrincipalsConfig, type WebhooksConfig } from '../engine/principals/settings.js';
 
 export interface ListenConfig {
   readonly host: string;
@@ -59,6 +60,10 @@ export interface FloeConfig {
   };
   /** Resource groups, routing rules, workload classes and the MLFQ (engine/wlm/config.ts, docs/workload.md). */
   readonly workload: WorkloadConfigSpec;
+  /** Principal management (engine/principals/settings.ts documents each key). */
+  readonly principals: PrincipalsConfig;
+  /** Webhook delivery worker. */
+  readonly webhooks: WebhooksConfig;
 }
 
 export const DEFAULT_CONFIG: FloeConfig = {
@@ -82,6 +87,8 @@ export const DEFAULT_CONFIG: FloeConfig = {
     warehouses: { default: { cu_per_hour: 1 } },
   },
   workload: DEFAULT_WORKLOAD_SPEC,
+  principals: DEFAULT_PRINCIPALS_CONFIG,
+  webhooks: DEFAULT_WEBHOOKS_CONFIG,
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -141,6 +148,32 @@ export const CONFIG_SCHEMA = {
             properties: { cu_per_hour: { type: 'number', minimum: 0 } },
           },
         },
+      },
+    },
+    principals: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        encryption_key: { anyOf: [{ type: 'string', pattern: '^[A-Za-z0-9+/]{43}=$' }, { type: 'null' }] },
+        invitation_url_base: { type: 'string', pattern: '^https?://' },
+        invitation_ttl_hours: positive,
+        lockout_threshold: positive,
+        lockout_seconds: positive,
+        mfa_recent_seconds: positive,
+        pat_max_ttl_days: positive,
+        archive_retention_days: positive,
+        audit_retention_days: positive,
+        totp_issuer: { type: 'string', minLength: 1 },
+        background_jobs: { type: 'boolean' },
+      },
+    },
+    webhooks: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        interval_seconds: positive,
+        timeout_ms: { type: 'integer', minimum: 100, maximum: 120000 },
+        allow_private_targets: { type: 'boolean' },
+        batch_size: { type: 'integer', minimum: 1, maximum: 1000 },
+        ca_file: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }] },
       },
     },
   },

@@ -8,7 +8,11 @@ import { expireIdempotencyKeys } from '../catalog/rest/idempotency.js';
 import type { MetaStore } from '../catalog/store/meta-store.js';
 import { LocalFileIO } from '../storage-creds/local-file-io.js';
 import { openStore, type StoreLocation } from '../catalog/store/open-store.js';
+import { readFileSync } from 'node:fs';
 import { bootstrapIfEmpty, type BootstrapOutcome } from '../engine/principals/bootstrap.js';
+import { PrincipalMaintenance } from '../engine/principals/maintenance.js';
+import { openSecretBox, type SecretBox } from '../engine/principals/secret-box.js';
+import { WebhookWorker } from '../engine/principals/webhook-worker.js';
 import { FailureLimiter } from './auth/failure-limiter.js';
 import { KeyRing, type Clock } from './auth/key-ring.js';
 import { RefreshTokens } from './auth/refresh-tokens.js';
@@ -36,6 +40,12 @@ export interface FloeState {
   readonly queries: QueryService;
   /** The Iceberg REST catalog (also what the SQL engine commits through). */
   readonly catalog: CatalogService;
+  /** Principal management: the server key box, the webhook worker and the maintenance timers. */
+  readonly principals: {
+    readonly secrets: SecretBox;
+    readonly webhookWorker: WebhookWorker;
+    readonly maintenance: PrincipalMaintenance;
+  };
   /** What the first start created (credentials to print once), or that it had been done before. */
   readonly bootstrap: BootstrapOutcome;
   /** Releases everything the state holds (timers, the store). */
@@ -95,9 +105,17 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     if (bootstrap.kind === 'created') await catalog.ensureDefaultCatalog(bootstrap.tenantId, `file://${resolve(config.data_dir, 'warehouse')}`);
     const idempotencyTimer = setInterval(() => void expireIdempotencyKeys(store, clock.now()).catch(() => undefined), 10 * 60_000);
     idempotencyTimer.unref();
+    const secrets = await openSecretBox(store, config.principals.encryption_key);
+    const webhookWorker = new WebhookWorker({ store, clock, config: config.webhooks, secrets, ca: config.webhooks.ca_file ? readFileSync(config.webhooks.ca_file, 'utf8') : undefined });
+    const maintenance = new PrincipalMaintenance(store, clock, config.principals);
+    if (config.principals.background_jobs) {
+      webhookWorker.start();
+      maintenance.start();
+    }
     return {
       catalog,
       config, store, clock, keys, tokens, bootstrap, parser, history, queries,
+      principals: { secrets, webhookWorker, maintenance },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
       failuresByAddress: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_address }, clock),
@@ -106,6 +124,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         if (timer) clearInterval(timer);
         await history.close();
         clearInterval(idempotencyTimer);
+        maintenance.stop();
+        await webhookWorker.stop();
         await store.close();
       },
     };
