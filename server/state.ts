@@ -22,6 +22,7 @@ import { createMetrics, type FloeMetrics } from './metrics.js';
 import { Parser } from '../grammar/parser.js';
 import { QueryHistory } from '../engine/history/query-history.js';
 import { QueryService } from '../engine/session/query-service.js';
+import { CatalogStatements } from '../engine/session/catalog-statements.js';
 
 export interface FloeState {
   readonly config: FloeConfig;
@@ -86,13 +87,16 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const interval = options.keyReloadIntervalMs ?? 30_000;
     const timer = interval > 0 ? setInterval(() => void keys.reload().catch(() => undefined), interval) : undefined;
     timer?.unref();
+    const catalog = new CatalogService({ store, io: new LocalFileIO(), clock });
     const parser = new Parser({ cacheSize: 2000 });
+    const catalogStatements = new CatalogStatements(catalog);
     const warehouses = config.query.warehouses;
     const history = new QueryHistory(store, clock, {
       cuPerHour: (w) => (w !== null && Object.hasOwn(warehouses, w) ? warehouses[w]! : warehouses[config.query.default_warehouse]!).cu_per_hour,
     });
     const queries = new QueryService({
-      parser, history, clock, runners: {},
+      parser, history, clock,
+      runners: { ddl: (ctx, statement) => catalogStatements.run(ctx, statement) },
       defaultCatalog: 'default', defaultSchema: config.query.default_schema,
       maxResultRows: config.query.max_result_rows, maxTimeoutMs: config.query.max_timeout_ms,
       // A bug's details go to the log under a reference the client sees; never the SQL text.
@@ -101,7 +105,6 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), msg: 'statement failed with an internal error', reference, err: error instanceof Error ? error.stack : String(error) })}\n`);
       },
     });
-    const catalog = new CatalogService({ store, io: new LocalFileIO(), clock });
     if (bootstrap.kind === 'created') await catalog.ensureDefaultCatalog(bootstrap.tenantId, `file://${resolve(config.data_dir, 'warehouse')}`);
     const idempotencyTimer = setInterval(() => void expireIdempotencyKeys(store, clock.now()).catch(() => undefined), 10 * 60_000);
     idempotencyTimer.unref();
