@@ -10,6 +10,7 @@
  * Nothing here holds SQL typed by a user: `grammar/` has already turned that into IR.
  */
 import type { FileScanTask } from '../catalog/iceberg/scan.js';
+import type { PartitionSpec } from '../catalog/iceberg/partition-spec.js';
 import type { Schema } from '../catalog/iceberg/schema.js';
 import type { LocationMapping } from '../storage-creds/file-io.js';
 
@@ -37,6 +38,12 @@ export interface TableScanInput {
    * delete files the same way, so tasks may carry the locations exactly as the manifests list them.
    */
   readonly locationMappings?: readonly LocationMapping[];
+  /**
+   * The table's partition specs (by `specId`). With them, identity-partitioned columns are read from
+   * the manifests' partition values, as the spec requires for files written without partition
+   * columns (`write.data.partition-columns=false`).
+   */
+  readonly partitionSpecs?: readonly PartitionSpec[];
 }
 
 /**

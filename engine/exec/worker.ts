@@ -22,7 +22,7 @@ import type { DuckDBConnection, DuckDBMaterializedResult, DuckDBResult } from '@
 import { DuckDBResultReader } from '@duckdb/node-api';
 import { isFloeError, floeError } from '../../grammar/errors.js';
 import type { FloeError } from '../../grammar/errors.js';
-import { quoteIdent, scanSql, sqlString } from '../iceberg-io/read.js';
+import { localPath, quoteIdent, scanSql, sqlString } from '../iceberg-io/read.js';
 import { fragmentRelation } from '../fragments.js';
 import type { TableScanInput } from '../fragments.js';
 import { mapDuckDBError } from './errors.js';
@@ -144,20 +144,24 @@ async function bindRelations(conn: DuckDBConnection, queryId: string, inputs: re
     await conn.run(`CREATE TEMP VIEW ${quoteIdent(input.relation)} AS SELECT * FROM ${quoteIdent(alias)}.r`);
   }
   for (const scan of scans) {
-    const noIds = scan.nameMapping === undefined ? new Set<string>() : await filesWithoutFieldIds(conn, scan);
+    const noIds = scan.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, scan);
     await conn.run(`CREATE TEMP VIEW ${quoteIdent(scan.relation)} AS ${scanSql(scan, { filesWithoutFieldIds: noIds })}`);
   }
 }
 
-/** Data files of a name-mapped scan that carry no Parquet field ids. */
-async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput): Promise<Set<string>> {
-  const { localPath } = await import('../iceberg-io/read.js');
+/** Data files of a name-mapped scan that carry no Parquet field ids, with their top-level column names. */
+async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, readonly string[]>> {
   const paths = scan.tasks.map((t) => localPath(t.file.filePath, scan.locationMappings ?? []));
-  if (paths.length === 0) return new Set();
+  const out = new Map<string, readonly string[]>();
+  if (paths.length === 0) return out;
   const reader = await conn.runAndReadAll(
     `SELECT file_name FROM parquet_schema([${paths.map(sqlString).join(', ')}]) GROUP BY file_name HAVING count(field_id) = 0`,
   );
-  return new Set(reader.getRowsJS().map((r) => String(r[0])));
+  for (const [file] of reader.getRowsJS()) {
+    const names = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${sqlString(String(file))})`)).getRowsJS().map((r) => String(r[0]));
+    out.set(String(file), names);
+  }
+  return out;
 }
 
 async function detachAll(conn: DuckDBConnection, attached: readonly string[]): Promise<void> {

@@ -20,12 +20,16 @@
  */
 import { unreachable } from '../../catalog/iceberg/errors.js';
 import type { FileScanTask, ScanFile } from '../../catalog/iceberg/scan.js';
+import { decimalToString } from '../../catalog/iceberg/conversions.js';
+import type { IcebergValue } from '../../catalog/iceberg/conversions.js';
+import type { PartitionSpec } from '../../catalog/iceberg/partition-spec.js';
 import type { Schema } from '../../catalog/iceberg/schema.js';
 import type { IcebergType, NestedField } from '../../catalog/iceberg/types.js';
 import { remapLocation } from '../../storage-creds/file-io.js';
 import type { LocationMapping } from '../../storage-creds/file-io.js';
 import { resolveLocalPath } from '../../storage-creds/local-file-io.js';
 import type { TableScanInput } from '../fragments.js';
+import { isoDate, isoTimestampNanos } from '../exec/values.js';
 
 /** Field ids of the position delete file columns (table spec "Position Delete Files"). */
 export const POSITION_DELETE_FILE_PATH_ID = 2147483546;
@@ -81,7 +85,44 @@ export function localPathSql(expr: string, mappings: readonly LocationMapping[] 
     const cases = sorted.map((m) => `WHEN starts_with(${e}, ${sqlString(m.from)}) THEN ${sqlString(m.to)} || substr(${e}, ${m.from.length + 1})`).join(' ');
     e = `(CASE ${cases} ELSE ${e} END)`;
   }
-  return `regexp_replace(regexp_replace(${e}, '^file://(localhost)?(?=/)', ''), '^file:(?=/)', '')`;
+  return `regexp_replace(${e}, '^file:(//(localhost)?)?/', '/')`;
+}
+
+/** A DuckDB literal of an Iceberg value (as manifests decode them), or `undefined` when not expressible. */
+export function icebergLiteral(type: IcebergType, value: IcebergValue | null): string | undefined {
+  const t = duckdbType(type);
+  if (value === null) return `NULL::${t}`;
+  switch (type.kind) {
+    case 'boolean': return value === true ? 'true' : 'false';
+    case 'int': case 'long': return `CAST(${String(value)} AS ${t})`;
+    case 'float': case 'double': return typeof value === 'number' && Number.isFinite(value) ? `CAST(${String(value)} AS ${t})` : `CAST('${String(value)}' AS ${t})`;
+    case 'decimal': return typeof value === 'bigint' ? `CAST('${decimalToString(value, type.scale)}' AS ${t})` : undefined;
+    case 'string': return typeof value === 'string' ? `CAST(${sqlString(value)} AS VARCHAR)` : undefined;
+    case 'date': return typeof value === 'number' ? `DATE '${isoDate(value)}'` : undefined;
+    case 'timestamp': return `CAST('${isoTimestampNanos(BigInt(value as number | bigint) * 1000n, false)}' AS TIMESTAMP)`;
+    case 'timestamptz': return `CAST('${isoTimestampNanos(BigInt(value as number | bigint) * 1000n, false)}+00' AS TIMESTAMPTZ)`;
+    case 'timestamp_ns': return `CAST('${isoTimestampNanos(BigInt(value as number | bigint), false)}' AS TIMESTAMP_NS)`;
+    case 'uuid': return typeof value === 'string' ? `CAST(${sqlString(value)} AS UUID)` : undefined;
+    default: return undefined;
+  }
+}
+
+/**
+ * Field id → literal for the identity-partitioned columns of a content file (rule 2 of the spec's
+ * column projection: a column absent from a data file takes the identity partition value).
+ */
+function identityConstants(specs: ReadonlyMap<number, PartitionSpec>, byId: ReadonlyMap<number, NestedField>, file: ScanFile): ReadonlyMap<number, string> {
+  const out = new Map<number, string>();
+  const spec = specs.get(file.specId);
+  if (spec === undefined) return out;
+  spec.fields.forEach((pf, i) => {
+    if (pf.transform.kind !== 'identity') return;
+    const field = byId.get(pf.sourceId);
+    if (field === undefined || i >= file.file.partition.length) return;
+    const lit = icebergLiteral(field.type, file.file.partition[i] ?? null);
+    if (lit !== undefined) out.set(pf.sourceId, lit);
+  });
+  return out;
 }
 
 /** Internal column name of field `id` inside the scan. */
@@ -95,7 +136,7 @@ function listOf(paths: readonly string[]): string {
 
 /** `schema = MAP {...}` entries for fields, named by internal names. */
 function schemaMap(fields: readonly { readonly id: number; readonly name: string; readonly type: string }[]): string {
-  return `MAP {${fields.map((f) => `${f.id}: {name: ${sqlString(f.name)}, type: ${sqlString(f.type)}, default_value: NULL::${f.type}}`).join(', ')}}`;
+  return `MAP {${fields.map((f) => `${f.id}: {name: ${sqlString(f.name)}, type: ${sqlString(f.type)}, default_value: NULL}`).join(', ')}}`;
 }
 
 /** A name mapping (`schema.name-mapping.default`) as field id → names used in files without ids. */
@@ -120,8 +161,11 @@ export function parseNameMapping(json: string | undefined): ReadonlyMap<number, 
 export interface ScanSqlOptions {
   /** How to reach the locations of data and delete files (and the paths inside position delete files). */
   readonly locationMappings?: readonly LocationMapping[];
-  /** Local paths of data files that have no Parquet field ids (read through the name mapping). */
-  readonly filesWithoutFieldIds?: ReadonlySet<string>;
+  /**
+   * Data files that have no Parquet field ids (read through the name mapping): local path → the
+   * file's top-level column names.
+   */
+  readonly filesWithoutFieldIds?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** The fields a scan projects, in schema order. */
@@ -140,7 +184,7 @@ export const NO_COLUMN = '__floe_row';
  */
 export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): string {
   const mappings = options.locationMappings ?? input.locationMappings ?? [];
-  const noIds = options.filesWithoutFieldIds ?? new Set<string>();
+  const noIds = options.filesWithoutFieldIds ?? new Map<string, readonly string[]>();
   const fields = projectedFields(input.schema, input.columns);
   const byId = new Map(input.schema.fields.map((f) => [f.id, f] as const));
   const outputs = fields.length === 0 ? `NULL::BOOLEAN AS ${quoteIdent(NO_COLUMN)}` : fields.map((f) => `${col(f.id)} AS ${quoteIdent(f.name)}`).join(', ');
@@ -149,15 +193,18 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
     return `SELECT ${empty} WHERE false`;
   }
   const nameMapping = parseNameMapping(input.nameMapping);
+  const specs = new Map((input.partitionSpecs ?? []).map((p) => [p.specId, p] as const));
 
   // Group data files by the delete files that apply (and by whether they carry field ids).
-  const groups = new Map<string, { tasks: FileScanTask[]; positionDeletes: readonly ScanFile[]; equalityDeletes: readonly ScanFile[]; withIds: boolean }>();
+  const groups = new Map<string, { tasks: FileScanTask[]; positionDeletes: readonly ScanFile[]; equalityDeletes: readonly ScanFile[]; withIds: boolean; fileColumns: ReadonlySet<string>; constants: ReadonlyMap<number, string> }>();
   for (const task of input.tasks) {
     const path = localPath(task.file.filePath, mappings);
     const withIds = !noIds.has(path);
-    const key = `${withIds ? 'ids' : 'names'}|${task.positionDeletes.map((d) => d.file.filePath).sort().join(',')}|${task.equalityDeletes.map((d) => d.file.filePath).sort().join(',')}`;
+    const fileColumns = new Set(noIds.get(path) ?? []);
+    const constants = identityConstants(specs, byId, task);
+    const key = `${withIds ? 'ids' : `names:${[...fileColumns].sort().join(',')}`}|${task.positionDeletes.map((d) => d.file.filePath).sort().join(',')}|${task.equalityDeletes.map((d) => d.file.filePath).sort().join(',')}|${[...constants].map(([id, l]) => `${id}=${l}`).join(',')}`;
     const g = groups.get(key);
-    if (g === undefined) groups.set(key, { tasks: [task], positionDeletes: task.positionDeletes, equalityDeletes: task.equalityDeletes, withIds });
+    if (g === undefined) groups.set(key, { tasks: [task], positionDeletes: task.positionDeletes, equalityDeletes: task.equalityDeletes, withIds, fileColumns, constants });
     else g.tasks.push(task);
   }
 
@@ -171,7 +218,9 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
       const f = byId.get(id);
       if (f !== undefined) needed.set(id, f);
     }
-    const neededFields = [...needed.values()];
+    const constantFields = [...needed.values()].filter((f) => g.constants.has(f.id));
+    const neededFields = [...needed.values()].filter((f) => !g.constants.has(f.id));
+    const constantSelect = constantFields.map((f) => `${g.constants.get(f.id) as string} AS ${col(f.id)}`);
     const paths = g.tasks.map((t) => localPath(t.file.filePath, mappings));
     const positional = g.positionDeletes.length > 0;
     const extra = positional ? `, filename = '__floe_file', file_row_number = true` : '';
@@ -179,18 +228,18 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
     if (g.withIds) {
       const schemaFields = neededFields.map((f) => ({ id: f.id, name: `__floe_c${f.id}`, type: duckdbType(f.type) }));
       const map = schemaFields.length === 0 ? '' : `, schema = ${schemaMap(schemaFields)}`;
-      const select = schemaFields.length === 0 ? '1 AS __floe_one' : schemaFields.map((f) => quoteIdent(f.name)).join(', ');
+      const select = [...schemaFields.map((f) => quoteIdent(f.name)), ...constantSelect, '1 AS __floe_one'].join(', ');
       source = `SELECT ${select}${positional ? ', __floe_file, file_row_number AS __floe_pos' : ''} FROM read_parquet(${listOf(paths)}${map}${extra})`;
     } else {
-      // Name-mapped files: pick each field by the first of its mapped names present in the file (the
-      // union_by_name read yields NULL for a name absent from a file).
+      // Name-mapped files (grouped by their column names): each field is the first of its mapped names
+      // present in the file, NULL when none is.
       const select = neededFields.map((f) => {
-        const names = nameMapping.get(f.id) ?? [];
-        const expr = names.length === 0 ? 'NULL' : names.length === 1 ? quoteIdent(names[0] as string) : `coalesce(${names.map(quoteIdent).join(', ')})`;
+        const name = (nameMapping.get(f.id) ?? []).find((n) => g.fileColumns.has(n));
+        const expr = name === undefined ? 'NULL' : quoteIdent(name);
         return `CAST(${expr} AS ${duckdbType(f.type)}) AS ${col(f.id)}`;
       });
-      if (select.length === 0) select.push('1 AS __floe_one');
-      source = `SELECT ${select.join(', ')}${positional ? ', __floe_file, file_row_number AS __floe_pos' : ''} FROM read_parquet(${listOf(paths)}, union_by_name = true${extra})`;
+      select.push(...constantSelect, '1 AS __floe_one');
+      source = `SELECT ${select.join(', ')}${positional ? ', __floe_file, file_row_number AS __floe_pos' : ''} FROM read_parquet(${listOf(paths)}${extra})`;
     }
     const conditions: string[] = [];
     if (positional) {
@@ -206,9 +255,13 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
     for (const del of g.equalityDeletes) {
       const ids = (del.file.equalityIds ?? []).filter((id) => byId.has(id));
       if (ids.length === 0) continue;
-      const emap = schemaMap(ids.map((id) => ({ id, name: `__floe_e${id}`, type: duckdbType((byId.get(id) as NestedField).type) })));
+      // Equality columns that are identity partition sources of the delete file may be absent from it.
+      const delConstants = identityConstants(specs, byId, del);
+      const fromFile = ids.filter((id) => !delConstants.has(id));
+      const emap = fromFile.length === 0 ? '' : `, schema = ${schemaMap(fromFile.map((id) => ({ id, name: `__floe_e${id}`, type: duckdbType((byId.get(id) as NestedField).type) })))}`;
+      const eCols = [...fromFile.map((id) => quoteIdent(`__floe_e${id}`)), ...ids.filter((id) => delConstants.has(id)).map((id) => `${delConstants.get(id) as string} AS ${quoteIdent(`__floe_e${id}`)}`), '1 AS __floe_one'];
       const on = ids.map((id) => `e.${quoteIdent(`__floe_e${id}`)} IS NOT DISTINCT FROM d.${col(id)}`).join(' AND ');
-      conditions.push(`NOT EXISTS (SELECT 1 FROM read_parquet(${listOf([localPath(del.file.filePath, mappings)])}, schema = ${emap}) AS e WHERE ${on})`);
+      conditions.push(`NOT EXISTS (SELECT 1 FROM (SELECT ${eCols.join(', ')} FROM read_parquet(${listOf([localPath(del.file.filePath, mappings)])}${emap})) AS e WHERE ${on})`);
     }
     parts.push(`SELECT ${outputs} FROM (${source}) AS d${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}`);
   }
