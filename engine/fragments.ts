@@ -58,6 +58,11 @@ export interface SystemScanInput {
   readonly table: string;
   /** The provider's columns, in order. */
   readonly columns: readonly string[];
+  /**
+   * The rows as a DuckDB query (typed VALUES), filled in by the session from the provider before the
+   * plan runs: the worker binds it under `relation` like a scan. The planner leaves it out.
+   */
+  readonly sql?: string;
 }
 
 /** A unit of work for one worker. */

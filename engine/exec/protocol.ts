@@ -45,6 +45,8 @@ export interface FragmentTask {
   readonly fragmentId: number;
   readonly sql: string;
   readonly scans: readonly TableScanInput[];
+  /** System-table rows the fragment reads, each a query bound as a view under its relation name. */
+  readonly systemScans?: readonly { readonly relation: string; readonly sql?: string }[];
   readonly inputs: readonly FragmentInputFile[];
   readonly output: FragmentOutput;
   /** Per-fragment memory limit in bytes (the instance's `memory_limit` is set for the fragment). */

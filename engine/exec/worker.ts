@@ -194,6 +194,10 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   try {
     await setMemoryLimit(conn, task.memoryLimitBytes);
     await bindRelations(conn, task.queryId, task.inputs, task.scans, attached);
+    for (const system of task.systemScans ?? []) {
+      if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
+      await conn.run(`CREATE TEMP VIEW ${quoteIdent(system.relation)} AS ${system.sql}`);
+    }
     const output = task.output;
     switch (output.kind) {
       case 'spill': {
