@@ -24,6 +24,7 @@ import { QueryHistory } from '../engine/history/query-history.js';
 import { QueryService } from '../engine/session/query-service.js';
 import { CatalogStatements } from '../engine/session/catalog-statements.js';
 import { QueryRunner } from '../engine/session/query-runner.js';
+import { PrincipalStatements } from '../engine/session/principal-statements.js';
 import { createExecutor, type Executor } from '../engine/exec/index.js';
 import { WorkloadManager, createWorkloadMetrics, resolveWorkloadConfig, systemClock as wlmSystemClock } from '../engine/wlm/index.js';
 import { DEFAULT_FRAGMENT_OPTIONS } from '../engine/planner/index.js';
@@ -118,11 +119,15 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       catalog, parser, executor: { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() },
       wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
     });
+    const secrets = await openSecretBox(store, config.principals.encryption_key);
+    const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets });
     const queries = new QueryService({
       parser, history, clock,
       runners: {
         ddl: (ctx, statement) => catalogStatements.run(ctx, statement),
         query: (ctx, statement) => queryRunner.run(ctx, statement),
+        principal: (ctx, statement) => principalStatements.run(ctx, statement),
+        invitation: (statement) => principalStatements.redeem(statement),
       },
       defaultCatalog: 'default', defaultSchema: config.query.default_schema,
       maxResultRows: config.query.max_result_rows, maxTimeoutMs: config.query.max_timeout_ms,
@@ -135,7 +140,6 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     if (bootstrap.kind === 'created') await catalog.ensureDefaultCatalog(bootstrap.tenantId, `file://${resolve(config.data_dir, 'warehouse')}`);
     const idempotencyTimer = setInterval(() => void expireIdempotencyKeys(store, clock.now()).catch(() => undefined), 10 * 60_000);
     idempotencyTimer.unref();
-    const secrets = await openSecretBox(store, config.principals.encryption_key);
     const webhookWorker = new WebhookWorker({ store, clock, config: config.webhooks, secrets, ca: config.webhooks.ca_file ? readFileSync(config.webhooks.ca_file, 'utf8') : undefined });
     const maintenance = new PrincipalMaintenance(store, clock, config.principals);
     if (config.principals.background_jobs) {
