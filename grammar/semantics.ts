@@ -681,10 +681,10 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       const end = span(this).end;
       return [{ t: 'post', prec: PREC_IS, build: (left: Expr) => make('Is', { start: left.span.start, end }, { not: has(not), expr: left, value: v }) }];
     },
-    exprTailBody_between(not, _b, sym, low, _and, high) {
+    exprTailBody_between(not, _b, low, _and, high) {
       const lo = low.ir() as Expr;
       const hi = high.ir() as Expr;
-      return [{ t: 'post', prec: PREC_LIKE, build: (left: Expr) => make('Between', spanFrom(left.span, hi.span), { not: has(not), symmetric: has(sym), expr: left, low: lo, high: hi }) }];
+      return [{ t: 'post', prec: PREC_LIKE, build: (left: Expr) => make('Between', spanFrom(left.span, hi.span), { not: has(not), symmetric: false, expr: left, low: lo, high: hi }) }];
     },
     exprTailBody_inSubquery(not, _in, _o, query, _c) {
       const q = query.ir() as Relation;
