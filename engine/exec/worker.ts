@@ -70,9 +70,20 @@ async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
   return instance;
 }
 
-function instance(): Promise<DuckDBInstance> {
-  instancePromise ??= createInstance(config);
-  return instancePromise;
+let connectionPromise: Promise<DuckDBConnection> | undefined;
+let currentMemoryLimit: number | undefined;
+
+/**
+ * The worker's one connection, reused by every task (a task runs alone on its worker): connecting
+ * and closing per fragment costs more than a small query. Tasks drop what they create (temp views
+ * and tables, attached databases) in `finally`.
+ */
+function connection(): Promise<DuckDBConnection> {
+  connectionPromise ??= (async () => {
+    instancePromise ??= createInstance(config);
+    return (await instancePromise).connect();
+  })();
+  return connectionPromise;
 }
 
 /** CPU time of this thread in ms (Linux `schedstat`), else `undefined`. */
@@ -141,16 +152,42 @@ async function drive(conn: DuckDBConnection, sql: string, task: Interruptible): 
 }
 
 /** Makes the inputs and scans visible under their relation names in this connection. */
-async function bindRelations(conn: DuckDBConnection, queryId: string, inputs: readonly FragmentInputFile[], scans: readonly TableScanInput[], attached: string[]): Promise<void> {
+/** What a task created in the shared connection, removed when it ends. */
+interface Created {
+  readonly attached: string[];
+  readonly views: string[];
+}
+
+async function bindRelations(conn: DuckDBConnection, queryId: string, inputs: readonly FragmentInputFile[], scans: readonly TableScanInput[], created: Created): Promise<void> {
   for (const [i, input] of inputs.entries()) {
     const alias = `__floe_in_${queryId.replace(/[^a-zA-Z0-9]/g, '')}_${i}`;
     await conn.run(`ATTACH ${sqlString(input.path)} AS ${quoteIdent(alias)} (READ_ONLY)`);
-    attached.push(alias);
-    await conn.run(`CREATE TEMP VIEW ${quoteIdent(input.relation)} AS SELECT * FROM ${quoteIdent(alias)}.r`);
+    created.attached.push(alias);
+    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(input.relation)} AS SELECT * FROM ${quoteIdent(alias)}.r`);
+    created.views.push(input.relation);
   }
   for (const scan of scans) {
     const noIds = scan.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, scan);
-    await conn.run(`CREATE TEMP VIEW ${quoteIdent(scan.relation)} AS ${scanSql(scan, { filesWithoutFieldIds: noIds })}`);
+    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(scan.relation)} AS ${scanSql(scan, { filesWithoutFieldIds: noIds })}`);
+    created.views.push(scan.relation);
+  }
+}
+
+/** Drops a task's views and temp tables and detaches its databases, so the connection is clean. */
+async function cleanUp(conn: DuckDBConnection, created: Created): Promise<void> {
+  for (const view of created.views) {
+    try {
+      await conn.run(`DROP VIEW IF EXISTS temp.${quoteIdent(view)}`);
+    } catch {
+      // Gone already.
+    }
+  }
+  for (const alias of created.attached) {
+    try {
+      await conn.run(`DETACH ${quoteIdent(alias)}`);
+    } catch {
+      // Gone already.
+    }
   }
 }
 
@@ -169,25 +206,16 @@ async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput
   return out;
 }
 
-async function detachAll(conn: DuckDBConnection, attached: readonly string[]): Promise<void> {
-  for (const alias of attached) {
-    try {
-      await conn.run(`DETACH ${quoteIdent(alias)}`);
-    } catch {
-      // Already gone.
-    }
-  }
-}
-
 async function setMemoryLimit(conn: DuckDBConnection, bytes: number | undefined): Promise<void> {
   const limit = Math.max(16 * 1024 * 1024, Math.floor(bytes ?? config.memoryLimitBytes));
+  if (limit === currentMemoryLimit) return;
   await conn.run(`SET memory_limit = '${limit}B'`);
+  currentMemoryLimit = limit;
 }
 
 async function runFragment(task: FragmentTask): Promise<WorkerReply> {
-  const db = await instance();
-  const conn = await db.connect();
-  const attached: string[] = [];
+  const conn = await connection();
+  const created: Created = { attached: [], views: [] };
   const cpu0 = threadCpuMs();
   const wall0 = performance.now();
   let rows = 0;
@@ -198,13 +226,13 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   };
   try {
     await setMemoryLimit(conn, task.memoryLimitBytes);
-    await bindRelations(conn, task.queryId, task.inputs, task.scans, attached);
+    await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
     const output = task.output;
     switch (output.kind) {
       case 'spill': {
         const alias = `__floe_out_${task.queryId.replace(/[^a-zA-Z0-9]/g, '')}_${task.fragmentId}`;
         await conn.run(`ATTACH ${sqlString(output.path)} AS ${quoteIdent(alias)}`);
-        attached.push(alias);
+        created.attached.push(alias);
         const result = await drive(conn, `CREATE TABLE ${quoteIdent(alias)}.r AS ${task.sql}`, task);
         rows = Number((await result.getRowsJS())[0]?.[0] ?? 0);
         return { ok: true, kind: 'spilled', metrics: metrics() };
@@ -228,8 +256,7 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   } catch (e) {
     return { ok: false, error: toWireError(e, task), metrics: metrics() };
   } finally {
-    await detachAll(conn, attached);
-    conn.closeSync();
+    await cleanUp(conn, created);
   }
 }
 
@@ -252,9 +279,8 @@ function icebergValueOf(v: DuckDBValue): IcebergValue | null {
  * come back raw from `parquet_metadata`.
  */
 async function runWrite(task: WriteTask): Promise<WorkerReply> {
-  const db = await instance();
-  const conn = await db.connect();
-  const attached: string[] = [];
+  const conn = await connection();
+  const created: Created = { attached: [], views: [] };
   const cpu0 = threadCpuMs();
   const wall0 = performance.now();
   let rows = 0;
@@ -265,7 +291,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
   };
   try {
     await setMemoryLimit(conn, task.memoryLimitBytes);
-    await bindRelations(conn, task.queryId, task.inputs, task.scans, attached);
+    await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
     const cols = task.columns.map((c) => quoteIdent(c.name)).join(', ');
     const fieldIds = `{${task.columns.map((c) => `${sqlString(c.name)}: ${c.fieldIdsSpec}`).join(', ')}}`;
     const casts = task.columns.map((c) => `CAST(q.${quoteIdent(c.name)} AS ${c.duckdbType}) AS ${quoteIdent(c.name)}`).join(', ');
@@ -335,8 +361,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
     } catch {
       // The connection is closed next anyway.
     }
-    await detachAll(conn, attached);
-    conn.closeSync();
+    await cleanUp(conn, created);
   }
 }
 
