@@ -44,6 +44,12 @@ export interface TableScanInput {
    * columns (`write.data.partition-columns=false`).
    */
   readonly partitionSpecs?: readonly PartitionSpec[];
+  /**
+   * Row-level writes: the scan also yields `__floe_file_path` (the data file's location as the
+   * manifests list it) and `__floe_pos` (the row's 0-based position in that file), from which
+   * copy-on-write finds the files to rewrite and merge-on-read writes position deletes.
+   */
+  readonly rowPositions?: boolean;
 }
 
 /**
