@@ -447,7 +447,7 @@ class Binder {
       case 'Quantified':
         return { ...e, left: this.expr(e.left, scopes, env), query: this.subquery(e.query, scopes, env) };
       case 'Exists':
-        return { ...e, query: this.subquery(e.query, scopes, env) };
+        return { ...e, query: this.subquery(existsBody(e.query), scopes, env) };
       case 'ScalarSubquery':
         return { ...e, query: this.subquery(e.query, scopes, env) };
       default:
@@ -580,6 +580,16 @@ class Binder {
 }
 
 // ------------------------------------------------------------------ helpers
+
+/**
+ * `EXISTS (SELECT * FROM t …)` only asks whether a row exists: select `1` instead of `*` so the
+ * scan reads no columns it does not filter on (TPC-H q4, q21, q22).
+ */
+function existsBody(rel: Relation): Relation {
+  if (rel.kind !== 'Project' || rel.items.length === 0 || !rel.items.every((i) => i.kind === 'Star')) return rel;
+  const one = make('SelectExpr', rel.span, { expr: make('NumberLiteral', rel.span, { text: '1' }), alias: undefined });
+  return { ...rel, items: [one] };
+}
 
 function plainEntry(alias: Ident | undefined, out: ColumnSet): FromEntry {
   return { alias: alias === undefined ? undefined : lower(alias.name), aliasIdent: alias, tableName: undefined, columns: out.names, complete: out.complete, scan: undefined, fieldIds: [] };
