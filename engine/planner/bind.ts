@@ -708,10 +708,26 @@ export function bindQuery(query: Relation, request: BindRequest): BindResult {
   return { kind: 'bound', query: { relation: bound.rel, scans, systemScans: binder.systemScans, features } };
 }
 
-/** Binds a `Query` statement, or the query an EXPLAIN wraps. Other statements are UNSUPPORTED_STATEMENT here. */
+/** The query a statement reads, when it has one: its body, an EXPLAIN's query, INSERT … SELECT's source, CTAS's and CREATE VIEW's query. */
+export function statementQuery(statement: Statement): Relation | undefined {
+  switch (statement.kind) {
+    case 'Query': return statement.body;
+    case 'Explain': return statementQuery(statement.statement);
+    case 'Insert': return statement.source;
+    case 'CreateTableAs': case 'CreateView': return statement.query;
+    default: return undefined;
+  }
+}
+
+/**
+ * Checks a statement's isolation and binds the query it reads (see `statementQuery`): a SELECT, an
+ * EXPLAIN of one, the source of INSERT … SELECT, the query of CREATE TABLE AS and of CREATE VIEW (so
+ * a view naming a missing table or column is refused when it is created). Other statements are
+ * UNSUPPORTED_STATEMENT here; the write path resolves its own targets.
+ */
 export function bindStatement(statement: Statement, request: BindRequest): BindResult {
   checkIsolation(statement);
-  if (statement.kind === 'Query') return bindQuery(statement.body, request);
-  if (statement.kind === 'Explain' && statement.statement.kind === 'Query') return bindQuery(statement.statement.body, request);
-  throw floeError('UNSUPPORTED_STATEMENT', { what: `binding ${statement.kind} as a query` });
+  const query = statementQuery(statement);
+  if (query === undefined) throw floeError('UNSUPPORTED_STATEMENT', { what: `binding ${statement.kind} as a query` });
+  return bindQuery(query, request);
 }

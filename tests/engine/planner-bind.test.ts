@@ -9,7 +9,7 @@ import { schema } from '../../catalog/iceberg/schema.js';
 import type { Snapshot } from '../../catalog/iceberg/snapshot.js';
 import type { TableMetadata } from '../../catalog/iceberg/table-metadata.js';
 import { nestedField, Types } from '../../catalog/iceberg/types.js';
-import { bindStatement, classifyWorkload, summaryEstimate, tableKey } from '../../engine/planner/index.js';
+import { bindStatement, classifyWorkload, fragmentQuery, planScans, summaryEstimate, tableKey } from '../../engine/planner/index.js';
 import type { BindRequest, BindResult, BoundQuery, RelationFacts, TableName } from '../../engine/planner/index.js';
 import { SYSTEM_TABLES, tpchFacts, tpchMetadata, tpchRequest } from './planner-fixtures.js';
 
@@ -186,4 +186,18 @@ t.test('classification from a bound query', async (t) => {
   t.equal(classifyWorkload(q.features, 30).workloadClass, 'medium');
   const w = bound('SELECT n_name, sum(n_nationkey) OVER (PARTITION BY n_regionkey), count(*) FROM nation GROUP BY n_name, n_regionkey, n_nationkey');
   t.equal(classifyWorkload(w.features, 25).workloadClass, 'batch');
+});
+
+t.test('statements with a query part, and plans without table scans', async (t) => {
+  t.same(bound('INSERT INTO region SELECT * FROM region WHERE r_regionkey > 2').scans.map((s) => s.table.name), ['region']);
+  t.equal(errorOf(() => bound('CREATE VIEW v AS SELECT bogus FROM region'))?.sqlState, '42703', 'a view is checked when created');
+  t.equal(bound('CREATE TABLE t2 AS SELECT r_name FROM region').scans.length, 1);
+  t.equal(errorOf(() => bindStatement(parser.parse('DROP TABLE region'), tpchRequest(parser)))?.code, 'UNSUPPORTED_STATEMENT');
+  const one = bound('SELECT 1 AS x');
+  t.same(fragmentQuery(one, planScans(one, [])), { fragments: [{ id: 0, sql: 'SELECT 1 AS x', scans: [], inputs: [] }] });
+  const sys = bound('SELECT status, count(*) FROM system.query_history GROUP BY status');
+  const plan = fragmentQuery(sys, planScans(sys, []), { maxFragmentsPerScan: 4, minRowsPerFragment: 1 });
+  t.equal(plan.fragments.length, 1);
+  t.equal(plan.fragments[0]!.sql, 'SELECT status, count(*) FROM __floe_system_0 AS query_history GROUP BY status');
+  t.same(plan.fragments[0]!.systemScans, [{ relation: '__floe_system_0', table: 'query_history', columns: SYSTEM_TABLES.get('query_history')!.columns }]);
 });
