@@ -16,7 +16,6 @@ import type {
 import { floeError, ident, isExpr, make, planFeatures, unreachable } from '../../grammar/index.js';
 import type { PlanFeatures } from '../../grammar/index.js';
 import { IcebergError } from '../../catalog/iceberg/errors.js';
-import { parseDate, parseTimestampMicros } from '../../catalog/iceberg/datetime.js';
 import { resolveSnapshot } from '../../catalog/iceberg/scan.js';
 import type { SnapshotSelector } from '../../catalog/iceberg/scan.js';
 import type { Schema } from '../../catalog/iceberg/schema.js';
@@ -28,7 +27,7 @@ import type { NestedField } from '../../catalog/iceberg/types.js';
 import { checkIsolation, checkNode } from './isolation.js';
 import { formatTableName, identName, isSystemTableName, resolveTableName, tableKey } from './names.js';
 import type { NameDefaults, TableName } from './names.js';
-import { conjuncts, flipComparison, literalForType } from './predicates.js';
+import { conjuncts, flipComparison, literalForType, timestampMicros } from './predicates.js';
 import type { ScanPredicate } from './predicates.js';
 
 // ------------------------------------------------------------------ what the caller supplies
@@ -653,9 +652,8 @@ export function snapshotSelector(tt: TimeTravel | undefined, metadata: TableMeta
   else if (t.kind === 'TypedLiteral' && (t.type === 'timestamp' || t.type === 'timestamptz' || t.type === 'date')) text = t.value;
   else if (t.kind === 'Cast' && t.expr.kind === 'StringLiteral') text = t.expr.value;
   if (text !== undefined) {
-    const trimmed = text.trim();
     try {
-      const micros = /^-?\d{4,}-\d{2}-\d{2}$/.test(trimmed) ? BigInt(parseDate(trimmed)) * 86_400_000_000n : parseTimestampMicros(trimmed.replace(' ', 'T').replace(/ ?([+-]\d{2}(:?\d{2})?)$/, '$1'));
+      const { micros } = timestampMicros(text);
       return { kind: 'timestamp', timestampMs: Number(micros / 1000n) };
     } catch {
       // fall through to the error below
