@@ -31,3 +31,4 @@ import { summaryRecords } from './prune.js';
 export function summaryEstimate(query: BoundQuery): number {
   return query.scans.reduce((n, s) => n + (summaryRecords(s.snapshot?.summary) ?? 0), 0);
 }
+export { explainPlan } from './explain.js';

@@ -9,7 +9,7 @@ import { schema } from '../../catalog/iceberg/schema.js';
 import type { Snapshot } from '../../catalog/iceberg/snapshot.js';
 import type { TableMetadata } from '../../catalog/iceberg/table-metadata.js';
 import { nestedField, Types } from '../../catalog/iceberg/types.js';
-import { bindStatement, classifyWorkload, fragmentQuery, planScans, summaryEstimate, tableKey } from '../../engine/planner/index.js';
+import { bindStatement, classifyWorkload, explainPlan, fragmentQuery, planScans, summaryEstimate, tableKey } from '../../engine/planner/index.js';
 import type { BindRequest, BindResult, BoundQuery, RelationFacts, TableName } from '../../engine/planner/index.js';
 import { SYSTEM_TABLES, tpchFacts, tpchMetadata, tpchRequest } from './planner-fixtures.js';
 
@@ -200,4 +200,14 @@ t.test('statements with a query part, and plans without table scans', async (t) 
   t.equal(plan.fragments.length, 1);
   t.equal(plan.fragments[0]!.sql, 'SELECT status, count(*) FROM __floe_system_0 AS query_history GROUP BY status');
   t.same(plan.fragments[0]!.systemScans, [{ relation: '__floe_system_0', table: 'query_history', columns: SYSTEM_TABLES.get('query_history')!.columns }]);
+});
+
+t.test('EXPLAIN lines', async (t) => {
+  const q = bound("SELECT n_name FROM nation WHERE n_nationkey BETWEEN 3 AND 7 AND n_name <> 'X'");
+  const scans = planScans(q, [[]]);
+  const plan = fragmentQuery(q, scans);
+  const lines = explainPlan(q, scans, classifyWorkload(q.features, 0), plan);
+  t.match(lines[0], /^Workload: interactive .* priority high, timeout 30 s, memory cap 1\.0 GiB$/);
+  t.equal(lines[1], "Scan lake.tpch.nation (no snapshot (empty), current): 0 of 0 files, ~0 rows, 0 bytes; reads n_nationkey, n_name; prunes by n_nationkey >= 3 AND n_nationkey <= 7 AND n_name <> X");
+  t.match(lines[2], /^Fragment 0: SELECT n_name FROM __floe_scan_0 AS nation WHERE/);
 });
