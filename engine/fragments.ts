@@ -10,7 +10,9 @@
  * Nothing here holds SQL typed by a user: `grammar/` has already turned that into IR.
  */
 import type { FileScanTask } from '../catalog/iceberg/scan.js';
+import type { PartitionSpec } from '../catalog/iceberg/partition-spec.js';
 import type { Schema } from '../catalog/iceberg/schema.js';
+import type { LocationMapping } from '../storage-creds/file-io.js';
 
 /** One Iceberg table read, as planned. */
 export interface TableScanInput {
@@ -30,6 +32,18 @@ export interface TableScanInput {
   readonly estimatedRows: number;
   /** Bytes of the data files planned (history's `bytes_scanned`). */
   readonly estimatedBytes: number;
+  /**
+   * Location remapping of the table's catalog (tables registered from elsewhere). The executor maps
+   * task locations with it before reading, and maps the data file paths written inside position
+   * delete files the same way, so tasks may carry the locations exactly as the manifests list them.
+   */
+  readonly locationMappings?: readonly LocationMapping[];
+  /**
+   * The table's partition specs (by `specId`). With them, identity-partitioned columns are read from
+   * the manifests' partition values, as the spec requires for files written without partition
+   * columns (`write.data.partition-columns=false`).
+   */
+  readonly partitionSpecs?: readonly PartitionSpec[];
 }
 
 /**

@@ -1449,6 +1449,9 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
     describe_table(_d, _t, name) {
       return make('DescribeTable', span(this), { name: name.ir() as QualifiedName });
     },
+    describe_tableShort(_d, name) {
+      return make('DescribeTable', span(this), { name: name.ir() as QualifiedName });
+    },
     use(_u, name) {
       return make('Use', span(this), { name: name.ir() as QualifiedName });
     },
@@ -1456,6 +1459,8 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       const n = (name.ir() as QualifiedName).parts.map((p) => p.name.toLowerCase()).join('.');
       const v = value.ir() as OptionValue | undefined;
       if (n === 'svc.workload_class') {
+        // SET … = DEFAULT drops the override, exactly as RESET does.
+        if (v === undefined) return make('ResetSession', span(this), { name: n });
         const cls = typeof v === 'string' ? v.toLowerCase() : '';
         if (!WORKLOAD_CLASSES.has(cls)) fail(value, "'interactive', 'medium' or 'batch'");
         return make('SetWorkloadClass', span(this), { workloadClass: cls as WorkloadClass });

@@ -28,6 +28,8 @@ export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, Ro
   // Authentication and discovery
   ['GET /v1/config', open],
   ['POST /v1/oauth/tokens', open],
+  // Password sign-in: public like the token endpoint (engine/principals/sign-in.ts)
+  ['POST /api/auth/sign-in', open],
   ['GET /.well-known/jwks.json', open],
   // Operations (main listener)
   ['GET /health', anyToken],
