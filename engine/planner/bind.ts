@@ -24,6 +24,7 @@ import { currentSchema, schemaById } from '../../catalog/iceberg/table-metadata.
 import type { TableMetadata } from '../../catalog/iceberg/table-metadata.js';
 import { isPrimitive } from '../../catalog/iceberg/types.js';
 import type { NestedField } from '../../catalog/iceberg/types.js';
+import type { LocationMapping } from '../../storage-creds/file-io.js';
 import { checkIsolation, checkNode } from './isolation.js';
 import { formatTableName, identName, isSystemTableName, resolveTableName, tableKey } from './names.js';
 import type { NameDefaults, TableName } from './names.js';
@@ -36,6 +37,8 @@ import type { ScanPredicate } from './predicates.js';
 export interface TableFacts {
   readonly kind: 'table';
   readonly metadata: TableMetadata;
+  /** The table's catalog's location remapping (tables registered from elsewhere), passed to the executor. */
+  readonly locationMappings?: readonly LocationMapping[];
 }
 /** A view: its SQL (Floe dialect) and the defaults its unqualified names resolve with. */
 export interface ViewFacts {
@@ -91,6 +94,8 @@ export interface BoundScan {
   readonly columns: readonly number[] | 'all';
   /** Conjuncts usable for file pruning. */
   readonly predicates: readonly ScanPredicate[];
+  /** From the table's facts, for the executor. */
+  readonly locationMappings?: readonly LocationMapping[];
 }
 
 /** One system-table read of the bound query. */
@@ -195,7 +200,7 @@ function columnText(ref: ColumnRef): string {
 
 class Binder {
   readonly needs = new Map<string, TableName>();
-  readonly scans: { state: ScanState; table: TableName; metadata: TableMetadata; selector: SnapshotSelector; snapshot: Snapshot | undefined; schema: Schema }[] = [];
+  readonly scans: { state: ScanState; table: TableName; metadata: TableMetadata; selector: SnapshotSelector; snapshot: Snapshot | undefined; schema: Schema; locationMappings: readonly LocationMapping[] | undefined }[] = [];
   readonly systemScans: BoundSystemScan[] = [];
   readonly #views = new Map<string, Statement>();
 
@@ -390,17 +395,17 @@ class Binder {
       case 'view':
         return this.view(rel, name, key, facts, alias, env);
       case 'table':
-        return this.table(rel, name, facts.metadata, alias);
+        return this.table(rel, name, facts.metadata, alias, facts.locationMappings);
       default:
         return unreachable(facts);
     }
   }
 
-  table(rel: Scan, name: TableName, metadata: TableMetadata, alias: TableAlias): Bound {
+  table(rel: Scan, name: TableName, metadata: TableMetadata, alias: TableAlias, locationMappings: readonly LocationMapping[] | undefined): Bound {
     const { selector, snapshot, schema } = chooseSnapshot(metadata, rel.timeTravel, name);
     const index = this.scans.length;
     const state: ScanState = { index, fields: schema.fields, used: new Set(), all: false, predicates: [] };
-    this.scans.push({ state, table: name, metadata, selector, snapshot, schema });
+    this.scans.push({ state, table: name, metadata, selector, snapshot, schema, locationMappings });
     const out = renamed({ names: schema.fields.map((f) => lower(f.name)), complete: true }, rel.alias);
     const entry = scanEntry(alias, rel.alias === undefined ? name : undefined, out, state, schema.fields.map((f) => f.id));
     return { rel: placeholderScan(rel, scanPlaceholder(index), alias), out, entries: [entry], inner: [entry] };
@@ -692,7 +697,7 @@ export function bindQuery(query: Relation, request: BindRequest): BindResult {
   const binder = new Binder(request);
   const bound = binder.relation(query, { defaults: request.defaults, outer: [], ctes: new Map(), aliasNames: NO_NAMES, viewStack: [] });
   if (binder.needs.size > 0) return { kind: 'needs', tables: [...binder.needs.values()] };
-  const scans = binder.scans.map(({ state, table, metadata, selector, snapshot, schema }): BoundScan => {
+  const scans = binder.scans.map(({ state, table, metadata, selector, snapshot, schema, locationMappings }): BoundScan => {
     let columns: readonly number[] | 'all';
     if (state.all) columns = 'all';
     else {
@@ -700,7 +705,7 @@ export function bindQuery(query: Relation, request: BindRequest): BindResult {
       // A scan must yield at least one column (count(*) reads none): take the first.
       columns = used.length > 0 ? used : schema.fields.length > 0 ? [schema.fields[0]!.id] : 'all';
     }
-    return { index: state.index, placeholder: scanPlaceholder(state.index), table, metadata, selector, snapshot, schema, columns, predicates: state.predicates };
+    return { index: state.index, placeholder: scanPlaceholder(state.index), table, metadata, selector, snapshot, schema, columns, predicates: state.predicates, ...(locationMappings !== undefined ? { locationMappings } : {}) };
   });
   const features = planFeatures(make('Query', bound.rel.span, { body: bound.rel }));
   return { kind: 'bound', query: { relation: bound.rel, scans, systemScans: binder.systemScans, features } };

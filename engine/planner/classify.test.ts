@@ -48,6 +48,12 @@ t.test('more work never gives a lighter class', async (t) => {
   t.pass();
 });
 
+t.test('integer priorities (the workload manager resolved limits) pass through', async (t) => {
+  const c = classifyWorkload({ joins: 0, scans: 1, windowFunctions: 0, aggregates: 0 }, 1, { classes: { interactive: { priority: 4, timeoutMs: 5_000, memoryCapBytes: 1 } } });
+  t.match(c, { priority: 'critical', priorityValue: 4, timeoutMs: 5_000, memoryCapBytes: 1 });
+  t.equal(classifyWorkload({ joins: 1, scans: 2, windowFunctions: 0, aggregates: 0 }, 1, { classes: { medium: { priority: 7 } } }).priority, 'critical');
+});
+
 t.test('defaults per class, operator overrides, session override wins', async (t) => {
   const i = classifyWorkload({ joins: 0, scans: 1, windowFunctions: 0, aggregates: 0 }, 10);
   t.match(i, { workloadClass: 'interactive', priority: 'high', priorityValue: PRIORITY_VALUES.high, timeoutMs: 30_000, memoryCapBytes: 1024 ** 3, source: 'automatic' });

@@ -16,8 +16,8 @@ export type { NameDefaults, TableName } from './names.js';
 export type { ScanPredicate } from './predicates.js';
 export { fileMayMatch, pruneFiles, summaryRecords } from './prune.js';
 export type { PruneContext, PrunedFiles, PrunableFile } from './prune.js';
-export { automaticClass, classifyWorkload, classLimits, DEFAULT_CLASS_LIMITS, PRIORITY_VALUES } from './classify.js';
-export type { ClassificationOverrides, PriorityLevel, WorkloadClassification, WorkloadClassLimits } from './classify.js';
+export { automaticClass, classifyWorkload, classLimits, DEFAULT_CLASS_LIMITS, PRIORITY_VALUES, priorityLevel } from './classify.js';
+export type { ClassificationOverrides, ClassLimitsOverride, PriorityLevel, WorkloadClassification, WorkloadClassLimits } from './classify.js';
 export { DEFAULT_FRAGMENT_OPTIONS, estimatedRows, fragmentQuery, groupTasks, planScans } from './fragment.js';
 export type { FragmentOptions, PlannedScan } from './fragment.js';
 
