@@ -117,7 +117,12 @@ function boundValue(type: PrimitiveType, text: string): IcebergValue {
 }
 
 /** Loads SF0.01 (lineitem and orders split into one table per year) and builds the data files (DuckDB tables) with their manifest facts. */
-export async function loadTpch(c: DuckDBConnection, tables: readonly string[] = TPCH_TABLES): Promise<{ files: Map<string, FileScanTask[]>; fileTables: Map<string, string> }> {
+/**
+ * Loads SF0.01 into `c` and describes each table's "files" (one per year for lineitem and orders).
+ * With `parquetDir`, each file is also written there as Parquet with Iceberg field ids, and the
+ * tasks point at those files (for the real executor).
+ */
+export async function loadTpch(c: DuckDBConnection, tables: readonly string[] = TPCH_TABLES, parquetDir?: string): Promise<{ files: Map<string, FileScanTask[]>; fileTables: Map<string, string> }> {
   const files = new Map<string, FileScanTask[]>();
   const fileTables = new Map<string, string>();
   for (const table of tables) {
@@ -138,8 +143,13 @@ export async function loadTpch(c: DuckDBConnection, tables: readonly string[] = 
         upperBounds.set(i + 1, toByteBuffer(ty, boundValue(ty, stats[2 + 2 * i]!)));
       });
       const counts = new Map(cols.map((_, i) => [i + 1, recordCount] as const));
+      let filePath = `memory:///${part.name}.parquet`;
+      if (parquetDir !== undefined) {
+        filePath = `file://${join(parquetDir, `${part.name}.parquet`)}`;
+        await c.run(`COPY ${part.name} TO '${join(parquetDir, `${part.name}.parquet`)}' (FORMAT parquet, FIELD_IDS {${cols.map(([n], i) => `${n}: ${i + 1}`).join(', ')}})`);
+      }
       const file: DataFile = {
-        content: 'data', filePath: `memory:///${part.name}.parquet`, fileFormat: 'PARQUET', partition: [], recordCount, fileSizeInBytes: recordCount * 100,
+        content: 'data', filePath, fileFormat: 'PARQUET', partition: [], recordCount, fileSizeInBytes: recordCount * 100,
         valueCounts: counts, nullValueCounts: new Map(cols.map((_, i) => [i + 1, 0] as const)), lowerBounds, upperBounds,
       };
       fileTables.set(file.filePath, part.name);
