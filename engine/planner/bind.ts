@@ -16,7 +16,6 @@ import type {
 import { floeError, ident, isExpr, make, planFeatures, unreachable } from '../../grammar/index.js';
 import type { PlanFeatures } from '../../grammar/index.js';
 import { IcebergError } from '../../catalog/iceberg/errors.js';
-import { parseDate, parseTimestampMicros } from '../../catalog/iceberg/datetime.js';
 import { resolveSnapshot } from '../../catalog/iceberg/scan.js';
 import type { SnapshotSelector } from '../../catalog/iceberg/scan.js';
 import type { Schema } from '../../catalog/iceberg/schema.js';
@@ -25,10 +24,11 @@ import { currentSchema, schemaById } from '../../catalog/iceberg/table-metadata.
 import type { TableMetadata } from '../../catalog/iceberg/table-metadata.js';
 import { isPrimitive } from '../../catalog/iceberg/types.js';
 import type { NestedField } from '../../catalog/iceberg/types.js';
+import type { LocationMapping } from '../../storage-creds/file-io.js';
 import { checkIsolation, checkNode } from './isolation.js';
 import { formatTableName, identName, isSystemTableName, resolveTableName, tableKey } from './names.js';
 import type { NameDefaults, TableName } from './names.js';
-import { conjuncts, flipComparison, literalForType } from './predicates.js';
+import { conjuncts, flipComparison, literalForType, timestampMicros } from './predicates.js';
 import type { ScanPredicate } from './predicates.js';
 
 // ------------------------------------------------------------------ what the caller supplies
@@ -37,6 +37,8 @@ import type { ScanPredicate } from './predicates.js';
 export interface TableFacts {
   readonly kind: 'table';
   readonly metadata: TableMetadata;
+  /** The table's catalog's location remapping (tables registered from elsewhere), passed to the executor. */
+  readonly locationMappings?: readonly LocationMapping[];
 }
 /** A view: its SQL (Floe dialect) and the defaults its unqualified names resolve with. */
 export interface ViewFacts {
@@ -92,6 +94,8 @@ export interface BoundScan {
   readonly columns: readonly number[] | 'all';
   /** Conjuncts usable for file pruning. */
   readonly predicates: readonly ScanPredicate[];
+  /** From the table's facts, for the executor. */
+  readonly locationMappings?: readonly LocationMapping[];
 }
 
 /** One system-table read of the bound query. */
@@ -196,7 +200,7 @@ function columnText(ref: ColumnRef): string {
 
 class Binder {
   readonly needs = new Map<string, TableName>();
-  readonly scans: { state: ScanState; table: TableName; metadata: TableMetadata; selector: SnapshotSelector; snapshot: Snapshot | undefined; schema: Schema }[] = [];
+  readonly scans: { state: ScanState; table: TableName; metadata: TableMetadata; selector: SnapshotSelector; snapshot: Snapshot | undefined; schema: Schema; locationMappings: readonly LocationMapping[] | undefined }[] = [];
   readonly systemScans: BoundSystemScan[] = [];
   readonly #views = new Map<string, Statement>();
 
@@ -391,17 +395,17 @@ class Binder {
       case 'view':
         return this.view(rel, name, key, facts, alias, env);
       case 'table':
-        return this.table(rel, name, facts.metadata, alias);
+        return this.table(rel, name, facts.metadata, alias, facts.locationMappings);
       default:
         return unreachable(facts);
     }
   }
 
-  table(rel: Scan, name: TableName, metadata: TableMetadata, alias: TableAlias): Bound {
+  table(rel: Scan, name: TableName, metadata: TableMetadata, alias: TableAlias, locationMappings: readonly LocationMapping[] | undefined): Bound {
     const { selector, snapshot, schema } = chooseSnapshot(metadata, rel.timeTravel, name);
     const index = this.scans.length;
     const state: ScanState = { index, fields: schema.fields, used: new Set(), all: false, predicates: [] };
-    this.scans.push({ state, table: name, metadata, selector, snapshot, schema });
+    this.scans.push({ state, table: name, metadata, selector, snapshot, schema, locationMappings });
     const out = renamed({ names: schema.fields.map((f) => lower(f.name)), complete: true }, rel.alias);
     const entry = scanEntry(alias, rel.alias === undefined ? name : undefined, out, state, schema.fields.map((f) => f.id));
     return { rel: placeholderScan(rel, scanPlaceholder(index), alias), out, entries: [entry], inner: [entry] };
@@ -447,7 +451,7 @@ class Binder {
       case 'Quantified':
         return { ...e, left: this.expr(e.left, scopes, env), query: this.subquery(e.query, scopes, env) };
       case 'Exists':
-        return { ...e, query: this.subquery(e.query, scopes, env) };
+        return { ...e, query: this.subquery(existsBody(e.query), scopes, env) };
       case 'ScalarSubquery':
         return { ...e, query: this.subquery(e.query, scopes, env) };
       default:
@@ -581,6 +585,16 @@ class Binder {
 
 // ------------------------------------------------------------------ helpers
 
+/**
+ * `EXISTS (SELECT * FROM t …)` only asks whether a row exists: select `1` instead of `*` so the
+ * scan reads no columns it does not filter on (TPC-H q4, q21, q22).
+ */
+function existsBody(rel: Relation): Relation {
+  if (rel.kind !== 'Project' || rel.items.length === 0 || !rel.items.every((i) => i.kind === 'Star')) return rel;
+  const one = make('SelectExpr', rel.span, { expr: make('NumberLiteral', rel.span, { text: '1' }), alias: undefined });
+  return { ...rel, items: [one] };
+}
+
 function plainEntry(alias: Ident | undefined, out: ColumnSet): FromEntry {
   return { alias: alias === undefined ? undefined : lower(alias.name), aliasIdent: alias, tableName: undefined, columns: out.names, complete: out.complete, scan: undefined, fieldIds: [] };
 }
@@ -643,9 +657,8 @@ export function snapshotSelector(tt: TimeTravel | undefined, metadata: TableMeta
   else if (t.kind === 'TypedLiteral' && (t.type === 'timestamp' || t.type === 'timestamptz' || t.type === 'date')) text = t.value;
   else if (t.kind === 'Cast' && t.expr.kind === 'StringLiteral') text = t.expr.value;
   if (text !== undefined) {
-    const trimmed = text.trim();
     try {
-      const micros = /^-?\d{4,}-\d{2}-\d{2}$/.test(trimmed) ? BigInt(parseDate(trimmed)) * 86_400_000_000n : parseTimestampMicros(trimmed.replace(' ', 'T').replace(/ ?([+-]\d{2}(:?\d{2})?)$/, '$1'));
+      const { micros } = timestampMicros(text);
       return { kind: 'timestamp', timestampMs: Number(micros / 1000n) };
     } catch {
       // fall through to the error below
@@ -684,7 +697,7 @@ export function bindQuery(query: Relation, request: BindRequest): BindResult {
   const binder = new Binder(request);
   const bound = binder.relation(query, { defaults: request.defaults, outer: [], ctes: new Map(), aliasNames: NO_NAMES, viewStack: [] });
   if (binder.needs.size > 0) return { kind: 'needs', tables: [...binder.needs.values()] };
-  const scans = binder.scans.map(({ state, table, metadata, selector, snapshot, schema }): BoundScan => {
+  const scans = binder.scans.map(({ state, table, metadata, selector, snapshot, schema, locationMappings }): BoundScan => {
     let columns: readonly number[] | 'all';
     if (state.all) columns = 'all';
     else {
@@ -692,16 +705,32 @@ export function bindQuery(query: Relation, request: BindRequest): BindResult {
       // A scan must yield at least one column (count(*) reads none): take the first.
       columns = used.length > 0 ? used : schema.fields.length > 0 ? [schema.fields[0]!.id] : 'all';
     }
-    return { index: state.index, placeholder: scanPlaceholder(state.index), table, metadata, selector, snapshot, schema, columns, predicates: state.predicates };
+    return { index: state.index, placeholder: scanPlaceholder(state.index), table, metadata, selector, snapshot, schema, columns, predicates: state.predicates, ...(locationMappings !== undefined ? { locationMappings } : {}) };
   });
   const features = planFeatures(make('Query', bound.rel.span, { body: bound.rel }));
   return { kind: 'bound', query: { relation: bound.rel, scans, systemScans: binder.systemScans, features } };
 }
 
-/** Binds a `Query` statement, or the query an EXPLAIN wraps. Other statements are UNSUPPORTED_STATEMENT here. */
+/** The query a statement reads, when it has one: its body, an EXPLAIN's query, INSERT … SELECT's source, CTAS's and CREATE VIEW's query. */
+export function statementQuery(statement: Statement): Relation | undefined {
+  switch (statement.kind) {
+    case 'Query': return statement.body;
+    case 'Explain': return statementQuery(statement.statement);
+    case 'Insert': return statement.source;
+    case 'CreateTableAs': case 'CreateView': return statement.query;
+    default: return undefined;
+  }
+}
+
+/**
+ * Checks a statement's isolation and binds the query it reads (see `statementQuery`): a SELECT, an
+ * EXPLAIN of one, the source of INSERT … SELECT, the query of CREATE TABLE AS and of CREATE VIEW (so
+ * a view naming a missing table or column is refused when it is created). Other statements are
+ * UNSUPPORTED_STATEMENT here; the write path resolves its own targets.
+ */
 export function bindStatement(statement: Statement, request: BindRequest): BindResult {
   checkIsolation(statement);
-  if (statement.kind === 'Query') return bindQuery(statement.body, request);
-  if (statement.kind === 'Explain' && statement.statement.kind === 'Query') return bindQuery(statement.statement.body, request);
-  throw floeError('UNSUPPORTED_STATEMENT', { what: `binding ${statement.kind} as a query` });
+  const query = statementQuery(statement);
+  if (query === undefined) throw floeError('UNSUPPORTED_STATEMENT', { what: `binding ${statement.kind} as a query` });
+  return bindQuery(query, request);
 }

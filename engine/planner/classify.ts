@@ -15,10 +15,20 @@
 import type { PlanFeatures, WorkloadClass } from '../../grammar/index.js';
 import { unreachable } from '../../grammar/index.js';
 
-export type PriorityLevel = 'high' | 'normal' | 'low';
+export type PriorityLevel = 'low' | 'normal' | 'high' | 'critical';
 
-/** History's integer `priority` per level ("higher means more important"); room is left above High. */
-export const PRIORITY_VALUES: Readonly<Record<PriorityLevel, number>> = { low: 1, normal: 2, high: 3 };
+/**
+ * History's integer `priority` per level ("higher means more important"), the same integers as the
+ * workload manager's `PRIORITY` (engine/wlm/config.ts); `critical` is above High for the operator.
+ */
+export const PRIORITY_VALUES: Readonly<Record<PriorityLevel, number>> = { low: 1, normal: 2, high: 3, critical: 4 };
+
+/** The level of an integer priority: the highest level whose value does not exceed it. */
+export function priorityLevel(value: number): PriorityLevel {
+  let best: PriorityLevel = 'low';
+  for (const [name, v] of Object.entries(PRIORITY_VALUES) as [PriorityLevel, number][]) if (v <= value && v >= PRIORITY_VALUES[best]) best = name;
+  return best;
+}
 
 /** Estimated rows at which a query stops being interactive (spec: "under 100K"). */
 export const INTERACTIVE_MAX_ROWS_EXCLUSIVE = 100_000;
@@ -40,17 +50,27 @@ export const DEFAULT_CLASS_LIMITS: Readonly<Record<WorkloadClass, WorkloadClassL
   batch: { priority: 'low', timeoutMs: 600_000, memoryCapBytes: 8 * GIB },
 };
 
+/**
+ * The operator's setting for one class; any field left out keeps the default. `priority` is a level
+ * name or its integer, so the workload manager's resolved class limits can be passed as they are.
+ */
+export interface ClassLimitsOverride {
+  readonly priority?: PriorityLevel | number;
+  readonly timeoutMs?: number;
+  readonly memoryCapBytes?: number;
+}
+
 /** What may override the automatic result. */
 export interface ClassificationOverrides {
-  /** The operator's per-class settings (any field left out keeps the default). */
-  readonly classes?: Partial<Record<WorkloadClass, Partial<WorkloadClassLimits>>>;
+  /** The operator's per-class settings. */
+  readonly classes?: Partial<Record<WorkloadClass, ClassLimitsOverride>>;
   /** `SET svc.workload_class = …` of the session: replaces the automatic class. */
   readonly session?: WorkloadClass;
 }
 
 export interface WorkloadClassification extends WorkloadClassLimits {
   readonly workloadClass: WorkloadClass;
-  /** `PRIORITY_VALUES[priority]`, the integer history records. */
+  /** The integer history and the workload manager use (`PRIORITY_VALUES[priority]` unless the operator gave an integer). */
   readonly priorityValue: number;
   /** The class the plan alone gives (equal to `workloadClass` unless the session overrode it). */
   readonly automaticClass: WorkloadClass;
@@ -72,12 +92,14 @@ export function automaticClass(features: PlanFeatures, estimatedRows: number): {
   return { workloadClass: 'interactive', reason: 'no joins or windows, few scans, under 100K estimated rows' };
 }
 
-/** The limits of a class after the operator's settings. */
-export function classLimits(workloadClass: WorkloadClass, overrides: ClassificationOverrides = {}): WorkloadClassLimits {
+/** The limits of a class after the operator's settings, with the integer priority. */
+export function classLimits(workloadClass: WorkloadClass, overrides: ClassificationOverrides = {}): WorkloadClassLimits & { readonly priorityValue: number } {
   const base = DEFAULT_CLASS_LIMITS[workloadClass];
   const op = overrides.classes?.[workloadClass] ?? {};
+  const p = op.priority ?? base.priority;
   return {
-    priority: op.priority ?? base.priority,
+    priority: typeof p === 'number' ? priorityLevel(p) : p,
+    priorityValue: typeof p === 'number' ? p : PRIORITY_VALUES[p],
     timeoutMs: op.timeoutMs ?? base.timeoutMs,
     memoryCapBytes: op.memoryCapBytes ?? base.memoryCapBytes,
   };
@@ -98,7 +120,6 @@ export function classifyWorkload(features: PlanFeatures, estimatedRows: number, 
   return {
     ...limits,
     workloadClass,
-    priorityValue: PRIORITY_VALUES[limits.priority],
     automaticClass: auto.workloadClass,
     source: overrides.session === undefined ? 'automatic' : 'session',
     reason: overrides.session === undefined ? auto.reason : `session override (SET svc.workload_class = '${overrides.session}')`,

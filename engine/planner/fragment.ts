@@ -71,6 +71,8 @@ function scanInput(p: PlannedScan, relation: string, tasks: readonly FileScanTas
     ...(nameMapping !== undefined ? { nameMapping } : {}),
     estimatedRows: tasks.reduce((n, t) => n + t.file.recordCount, 0),
     estimatedBytes: tasks.reduce((n, t) => n + t.file.fileSizeInBytes, 0),
+    partitionSpecs: p.scan.metadata.partitionSpecs,
+    ...(p.scan.locationMappings !== undefined ? { locationMappings: p.scan.locationMappings } : {}),
   };
 }
 

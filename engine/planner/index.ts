@@ -7,7 +7,7 @@
  *
  * `refuseEngineStatement(sql)` turns DuckDB-only statements that did not parse into 42501.
  */
-export { bindQuery, bindStatement, scanPlaceholder, snapshotSelector, systemPlaceholder } from './bind.js';
+export { bindQuery, bindStatement, scanPlaceholder, snapshotSelector, statementQuery, systemPlaceholder } from './bind.js';
 export type { BindRequest, BindResult, BoundQuery, BoundScan, BoundSystemScan, MissingFacts, RelationFacts, SystemTableFacts, TableFacts, ViewFacts } from './bind.js';
 export { checkIsolation, isFloeSetting, refuseEngineStatement } from './isolation.js';
 export { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS } from './function-allowlist.js';
@@ -16,8 +16,8 @@ export type { NameDefaults, TableName } from './names.js';
 export type { ScanPredicate } from './predicates.js';
 export { fileMayMatch, pruneFiles, summaryRecords } from './prune.js';
 export type { PruneContext, PrunedFiles, PrunableFile } from './prune.js';
-export { automaticClass, classifyWorkload, classLimits, DEFAULT_CLASS_LIMITS, PRIORITY_VALUES } from './classify.js';
-export type { ClassificationOverrides, PriorityLevel, WorkloadClassification, WorkloadClassLimits } from './classify.js';
+export { automaticClass, classifyWorkload, classLimits, DEFAULT_CLASS_LIMITS, PRIORITY_VALUES, priorityLevel } from './classify.js';
+export type { ClassificationOverrides, ClassLimitsOverride, PriorityLevel, WorkloadClassification, WorkloadClassLimits } from './classify.js';
 export { DEFAULT_FRAGMENT_OPTIONS, estimatedRows, fragmentQuery, groupTasks, planScans } from './fragment.js';
 export type { FragmentOptions, PlannedScan } from './fragment.js';
 
@@ -31,3 +31,4 @@ import { summaryRecords } from './prune.js';
 export function summaryEstimate(query: BoundQuery): number {
   return query.scans.reduce((n, s) => n + (summaryRecords(s.snapshot?.summary) ?? 0), 0);
 }
+export { explainPlan } from './explain.js';

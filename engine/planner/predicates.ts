@@ -79,11 +79,29 @@ function literalOf(e: Expr): Literal | undefined {
 const INTEGER_TEXT = /^-?\d+$/;
 const DECIMAL_TEXT = /^-?(\d+\.?\d*|\.\d+)$/;
 
+/** Timestamp text in ISO form: `T` between date and time, no space before the offset, `+HH` as `+HH:00`. */
+function isoTimestamp(text: string): string {
+  const t = text.trim().replace(/^(-?\d{4,}-\d{2}-\d{2}) +/, '$1T');
+  if (!/T\d{2}:\d{2}/.test(t)) return t;
+  return t.replace(/ +(Z|[+-]\d{2}(:?\d{2})?)$/i, '$1').replace(/(T\d{2}:\d{2}[^+-]*[+-]\d{2})$/, '$1:00').replace(/z$/, 'Z');
+}
+
+/** Whether timestamp text carries its own zone offset. */
+function hasOffset(iso: string): boolean {
+  return /T\d{2}:\d{2}.*(Z|[+-]\d{2}:?\d{2})$/.test(iso);
+}
+
+/** A timestamp text as micros from the epoch: naive text read as UTC; a date alone is midnight. */
+export function timestampMicros(text: string): { readonly micros: bigint; readonly zoned: boolean } {
+  const iso = isoTimestamp(text);
+  if (/^-?\d{4,}-\d{2}-\d{2}$/.test(iso)) return { micros: BigInt(parseDate(iso)) * 86_400_000_000n, zoned: false };
+  return { micros: parseTimestampMicros(iso), zoned: hasOffset(iso) };
+}
+
 /** A naive timestamp text (`2024-01-02 03:04:05`, `2024-01-02`) as micros; undefined with a zone. */
 function naiveMicros(text: string): bigint | undefined {
-  if (/^-?\d{4,}-\d{2}-\d{2}$/.test(text)) return BigInt(parseDate(text)) * 86_400_000_000n;
-  if (/(Z|[+-]\d{2}:?\d{2})$/.test(text) && /[T ]\d{2}:\d{2}/.test(text)) return undefined;
-  return parseTimestampMicros(text);
+  const t = timestampMicros(text);
+  return t.zoned ? undefined : t.micros;
 }
 
 /**
@@ -119,10 +137,12 @@ export function literalForType(e: Expr, type: PrimitiveType): IcebergValue | und
         if (lit.kind === 'date') return BigInt(parseDate(lit.value)) * 86_400_000_000n;
         if (lit.kind === 'string' || (lit.kind === 'timestamp' && !lit.zoned)) return naiveMicros(lit.value);
         return undefined;
-      case 'timestamptz':
+      case 'timestamptz': {
         // Only literals that carry their own offset: a naive one depends on the session time zone.
-        if ((lit.kind === 'string' || lit.kind === 'timestamp') && /(Z|[+-]\d{2}:?\d{2})$/.test(lit.value) && /[T ]\d{2}:\d{2}/.test(lit.value)) return parseTimestampMicros(lit.value.replace(' ', 'T'));
-        return undefined;
+        if (lit.kind !== 'string' && lit.kind !== 'timestamp') return undefined;
+        const ts = timestampMicros(lit.value);
+        return ts.zoned ? ts.micros : undefined;
+      }
       default:
         return undefined;
     }

@@ -5,8 +5,14 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { Parser } from '../../grammar/index.js';
 import type { Statement } from '../../grammar/index.js';
+import { parseDecimal, toByteBuffer } from '../../catalog/iceberg/conversions.js';
+import type { IcebergValue } from '../../catalog/iceberg/conversions.js';
+import { parseDate } from '../../catalog/iceberg/datetime.js';
+import type { DataFile } from '../../catalog/iceberg/manifest.js';
+import type { FileScanTask } from '../../catalog/iceberg/scan.js';
 import { newTableMetadata } from '../../catalog/iceberg/table-metadata.js';
 import type { TableMetadata } from '../../catalog/iceberg/table-metadata.js';
 import { schema } from '../../catalog/iceberg/schema.js';
@@ -14,6 +20,8 @@ import { nestedField, Types } from '../../catalog/iceberg/types.js';
 import type { PrimitiveType } from '../../catalog/iceberg/types.js';
 import { tableKey } from '../../engine/planner/names.js';
 import type { BindRequest, RelationFacts } from '../../engine/planner/bind.js';
+import type { FragmentPlan } from '../../engine/fragments.js';
+import { fragmentRelation } from '../../engine/fragments.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** `../shared/data` from the project root (tests run from dist/tests/engine). */
@@ -89,3 +97,83 @@ export function tpchRequest(parser: Parser, facts: Map<string, RelationFacts> = 
 export function tpchQuery(n: number): string {
   return readFileSync(join(TPCH_QUERIES, `q${String(n).padStart(2, '0')}.sql`), 'utf8');
 }
+
+/** Tables split into one "file" per year of this column. */
+const SPLIT_BY: Readonly<Record<string, string>> = { lineitem: 'l_shipdate', orders: 'o_orderdate' };
+
+export async function rows(c: DuckDBConnection, sql: string): Promise<string[][]> {
+  const reader = await c.runAndReadAll(sql);
+  return reader.getRows().map((r) => r.map((v) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toPrecision(10)) : v === null ? 'NULL' : String(v))));
+}
+
+function boundValue(type: PrimitiveType, text: string): IcebergValue {
+  switch (type.kind) {
+    case 'long': return BigInt(text);
+    case 'int': return Number(text);
+    case 'decimal': return parseDecimal(text, type.scale);
+    case 'date': return parseDate(text);
+    default: return text;
+  }
+}
+
+/** Loads SF0.01 (lineitem and orders split into one table per year) and builds the data files (DuckDB tables) with their manifest facts. */
+/**
+ * Loads SF0.01 into `c` and describes each table's "files" (one per year for lineitem and orders).
+ * With `parquetDir`, each file is also written there as Parquet with Iceberg field ids, and the
+ * tasks point at those files (for the real executor).
+ */
+export async function loadTpch(c: DuckDBConnection, tables: readonly string[] = TPCH_TABLES, parquetDir?: string): Promise<{ files: Map<string, FileScanTask[]>; fileTables: Map<string, string> }> {
+  const files = new Map<string, FileScanTask[]>();
+  const fileTables = new Map<string, string>();
+  for (const table of tables) {
+    const cols = TPCH_COLUMNS[table]!;
+    const columns = `{${cols.map(([n, ty]) => `'${n}': '${duckType(ty)}'`).join(', ')}}`;
+    await c.run(`CREATE TABLE ${table} AS SELECT * FROM read_csv('${join(TPCH_SF001, `${table}.tbl.gz`)}', delim='|', header=false, columns=${columns})`);
+    const split = SPLIT_BY[table];
+    const parts = split === undefined ? [{ name: `${table}_f0`, where: 'true' }] : (await rows(c, `SELECT DISTINCT year(${split}) FROM ${table} ORDER BY 1`)).map(([y]) => ({ name: `${table}_f${y}`, where: `year(${split}) = ${y}` }));
+    const tasks: FileScanTask[] = [];
+    for (const part of parts) {
+      await c.run(`CREATE TABLE ${part.name} AS SELECT * FROM ${table} WHERE ${part.where}`);
+      const stats = (await rows(c, `SELECT count(*), ${cols.map(([n]) => `min(${n})::VARCHAR, max(${n})::VARCHAR`).join(', ')} FROM ${part.name}`))[0]!;
+      const recordCount = Number(stats[0]);
+      const lowerBounds = new Map<number, Uint8Array>();
+      const upperBounds = new Map<number, Uint8Array>();
+      cols.forEach(([, ty], i) => {
+        lowerBounds.set(i + 1, toByteBuffer(ty, boundValue(ty, stats[1 + 2 * i]!)));
+        upperBounds.set(i + 1, toByteBuffer(ty, boundValue(ty, stats[2 + 2 * i]!)));
+      });
+      const counts = new Map(cols.map((_, i) => [i + 1, recordCount] as const));
+      let filePath = `memory:///${part.name}.parquet`;
+      if (parquetDir !== undefined) {
+        filePath = `file://${join(parquetDir, `${part.name}.parquet`)}`;
+        await c.run(`COPY ${part.name} TO '${join(parquetDir, `${part.name}.parquet`)}' (FORMAT parquet, FIELD_IDS {${cols.map(([n], i) => `${n}: ${i + 1}`).join(', ')}})`);
+      }
+      const file: DataFile = {
+        content: 'data', filePath, fileFormat: 'PARQUET', partition: [], recordCount, fileSizeInBytes: recordCount * 100,
+        valueCounts: counts, nullValueCounts: new Map(cols.map((_, i) => [i + 1, 0] as const)), lowerBounds, upperBounds,
+      };
+      fileTables.set(file.filePath, part.name);
+      tasks.push({ file, specId: 0, sequenceNumber: 1, snapshotId: 1n, positionDeletes: [], equalityDeletes: [] });
+    }
+    files.set(table, tasks);
+  }
+  return { files, fileTables };
+}
+
+/** Runs a fragment plan the way the executor would, in one connection. */
+export async function runPlan(c: DuckDBConnection, plan: FragmentPlan, fileTables: Map<string, string>, tableOf: Map<string, string>): Promise<string[][]> {
+  let result: string[][] = [];
+  for (const f of plan.fragments) {
+    for (const s of f.scans) {
+      const names = s.columns === 'all' ? s.schema.fields.map((x) => x.name) : s.columns.map((id) => s.schema.fields.find((x) => x.id === id)!.name);
+      const sources = s.tasks.map((task) => `SELECT ${names.join(', ')} FROM ${fileTables.get(task.file.filePath)!}`);
+      const body = sources.length > 0 ? sources.join(' UNION ALL ') : `SELECT ${names.join(', ')} FROM ${tableOf.get(s.tableName)!} WHERE false`;
+      await c.run(`CREATE OR REPLACE TEMP VIEW ${s.relation} AS ${body}`);
+    }
+    const last = f.id === plan.fragments[plan.fragments.length - 1]!.id;
+    if (last) result = await rows(c, f.sql);
+    else await c.run(`CREATE OR REPLACE TEMP TABLE ${fragmentRelation(f.id)} AS ${f.sql}`);
+  }
+  return result;
+}
+

@@ -7,94 +7,15 @@
  */
 import t from 'tap';
 import { DuckDBInstance } from '@duckdb/node-api';
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { join } from 'node:path';
 import { Parser } from '../../grammar/index.js';
-import { toByteBuffer, parseDecimal } from '../../catalog/iceberg/conversions.js';
-import type { IcebergValue } from '../../catalog/iceberg/conversions.js';
-import { parseDate } from '../../catalog/iceberg/datetime.js';
-import type { DataFile } from '../../catalog/iceberg/manifest.js';
-import type { FileScanTask } from '../../catalog/iceberg/scan.js';
-import type { PrimitiveType } from '../../catalog/iceberg/types.js';
 import { bindStatement, fragmentQuery, planScans } from '../../engine/planner/index.js';
 import type { FragmentOptions } from '../../engine/planner/index.js';
-import type { FragmentPlan } from '../../engine/fragments.js';
-import { fragmentRelation } from '../../engine/fragments.js';
-import { TPCH_COLUMNS, TPCH_SF001, TPCH_TABLES, duckType, tpchQuery, tpchRequest } from './planner-fixtures.js';
-
-/** Tables split into one "file" per year of this column. */
-const SPLIT_BY: Readonly<Record<string, string>> = { lineitem: 'l_shipdate', orders: 'o_orderdate' };
-
-async function rows(c: DuckDBConnection, sql: string): Promise<string[][]> {
-  const reader = await c.runAndReadAll(sql);
-  return reader.getRows().map((r) => r.map((v) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toPrecision(10)) : v === null ? 'NULL' : String(v))));
-}
-
-function boundValue(type: PrimitiveType, text: string): IcebergValue {
-  switch (type.kind) {
-    case 'long': return BigInt(text);
-    case 'int': return Number(text);
-    case 'decimal': return parseDecimal(text, type.scale);
-    case 'date': return parseDate(text);
-    default: return text;
-  }
-}
-
-/** Loads SF0.01 and builds the data files (DuckDB tables) with their manifest facts. */
-async function load(c: DuckDBConnection): Promise<{ files: Map<string, FileScanTask[]>; fileTables: Map<string, string> }> {
-  const files = new Map<string, FileScanTask[]>();
-  const fileTables = new Map<string, string>();
-  for (const table of TPCH_TABLES) {
-    const cols = TPCH_COLUMNS[table]!;
-    const columns = `{${cols.map(([n, ty]) => `'${n}': '${duckType(ty)}'`).join(', ')}}`;
-    await c.run(`CREATE TABLE ${table} AS SELECT * FROM read_csv('${join(TPCH_SF001, `${table}.tbl.gz`)}', delim='|', header=false, columns=${columns})`);
-    const split = SPLIT_BY[table];
-    const parts = split === undefined ? [{ name: `${table}_f0`, where: 'true' }] : (await rows(c, `SELECT DISTINCT year(${split}) FROM ${table} ORDER BY 1`)).map(([y]) => ({ name: `${table}_f${y}`, where: `year(${split}) = ${y}` }));
-    const tasks: FileScanTask[] = [];
-    for (const part of parts) {
-      await c.run(`CREATE TABLE ${part.name} AS SELECT * FROM ${table} WHERE ${part.where}`);
-      const stats = (await rows(c, `SELECT count(*), ${cols.map(([n]) => `min(${n})::VARCHAR, max(${n})::VARCHAR`).join(', ')} FROM ${part.name}`))[0]!;
-      const recordCount = Number(stats[0]);
-      const lowerBounds = new Map<number, Uint8Array>();
-      const upperBounds = new Map<number, Uint8Array>();
-      cols.forEach(([, ty], i) => {
-        lowerBounds.set(i + 1, toByteBuffer(ty, boundValue(ty, stats[1 + 2 * i]!)));
-        upperBounds.set(i + 1, toByteBuffer(ty, boundValue(ty, stats[2 + 2 * i]!)));
-      });
-      const counts = new Map(cols.map((_, i) => [i + 1, recordCount] as const));
-      const file: DataFile = {
-        content: 'data', filePath: `memory:///${part.name}.parquet`, fileFormat: 'PARQUET', partition: [], recordCount, fileSizeInBytes: recordCount * 100,
-        valueCounts: counts, nullValueCounts: new Map(cols.map((_, i) => [i + 1, 0] as const)), lowerBounds, upperBounds,
-      };
-      fileTables.set(file.filePath, part.name);
-      tasks.push({ file, specId: 0, sequenceNumber: 1, snapshotId: 1n, positionDeletes: [], equalityDeletes: [] });
-    }
-    files.set(table, tasks);
-  }
-  return { files, fileTables };
-}
-
-/** Runs a fragment plan the way the executor would, in one connection. */
-async function runPlan(c: DuckDBConnection, plan: FragmentPlan, fileTables: Map<string, string>, tableOf: Map<string, string>): Promise<string[][]> {
-  let result: string[][] = [];
-  for (const f of plan.fragments) {
-    for (const s of f.scans) {
-      const names = s.columns === 'all' ? s.schema.fields.map((x) => x.name) : s.columns.map((id) => s.schema.fields.find((x) => x.id === id)!.name);
-      const sources = s.tasks.map((task) => `SELECT ${names.join(', ')} FROM ${fileTables.get(task.file.filePath)!}`);
-      const body = sources.length > 0 ? sources.join(' UNION ALL ') : `SELECT ${names.join(', ')} FROM ${tableOf.get(s.tableName)!} WHERE false`;
-      await c.run(`CREATE OR REPLACE TEMP VIEW ${s.relation} AS ${body}`);
-    }
-    const last = f.id === plan.fragments[plan.fragments.length - 1]!.id;
-    if (last) result = await rows(c, f.sql);
-    else await c.run(`CREATE OR REPLACE TEMP TABLE ${fragmentRelation(f.id)} AS ${f.sql}`);
-  }
-  return result;
-}
+import { TPCH_TABLES, loadTpch, rows, runPlan, tpchQuery, tpchRequest } from './planner-fixtures.js';
 
 t.test('TPC-H through the planner gives DuckDB answers', async (t) => {
   const db = await DuckDBInstance.create(':memory:');
   const c = await db.connect();
-  const { files, fileTables } = await load(c);
+  const { files, fileTables } = await loadTpch(c);
   const tableOf = new Map(TPCH_TABLES.map((x) => [`lake.tpch.${x}`, x] as const));
   const parser = new Parser();
   const request = tpchRequest(parser);
