@@ -93,5 +93,5 @@ export async function signInRequest(server: TestServer, body: Record<string, str
 
 /** A password that passes the default policy, distinct per call site. */
 export function strongPassword(tag: string): string {
-  return `Zq7!${tag}-Kx93-vLmP`;
+  return `Zq7!${[...tag].reverse().join("")}-Kx93-vLmP`;
 }
