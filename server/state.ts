@@ -24,6 +24,7 @@ import { QueryHistory } from '../engine/history/query-history.js';
 import { QueryService } from '../engine/session/query-service.js';
 import { CatalogStatements } from '../engine/session/catalog-statements.js';
 import { QueryRunner } from '../engine/session/query-runner.js';
+import { WriteRunner } from '../engine/session/write-runner.js';
 import { PrincipalStatements } from '../engine/session/principal-statements.js';
 import { createExecutor, type Executor } from '../engine/exec/index.js';
 import { WorkloadManager, createWorkloadMetrics, resolveWorkloadConfig, systemClock as wlmSystemClock } from '../engine/wlm/index.js';
@@ -115,17 +116,19 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       cuPerHour: (w) => (w !== null && Object.hasOwn(warehouses, w) ? warehouses[w]! : warehouses[config.query.default_warehouse]!).cu_per_hour,
     });
     const systemTables = new Map<string, SystemTableProvider>([[history.name, history]]);
+    const queryRunnerExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
     const queryRunner = new QueryRunner({
-      catalog, parser, executor: { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() },
+      catalog, parser, executor: queryRunnerExecutor,
       wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
     });
     const secrets = await openSecretBox(store, config.principals.encryption_key);
     const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets });
+    const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
       parser, history, clock,
       runners: {
-        ddl: (ctx, statement) => catalogStatements.run(ctx, statement),
-        query: (ctx, statement) => queryRunner.run(ctx, statement),
+        ddl: (ctx, statement) => (statement.kind === 'CreateView' ? writeRunner.run(ctx, statement) : catalogStatements.run(ctx, statement)),
+        query: (ctx, statement) => (statement.kind === 'Query' || statement.kind === 'Explain' ? queryRunner.run(ctx, statement) : writeRunner.run(ctx, statement)),
         principal: (ctx, statement) => principalStatements.run(ctx, statement),
         invitation: (statement) => principalStatements.redeem(statement),
       },
