@@ -12,13 +12,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { DuckDBInstance, DuckDBPendingResultState, type DuckDBConnection, type DuckDBPendingResult } from '@duckdb/node-api';
-import { PRIORITY, resolveWorkloadConfig, type WorkloadConfigSpec } from '../engine/wlm/config.js';
-import { systemClock } from '../engine/wlm/clock.js';
-import { WorkloadManager, type AdmissionRequest } from '../engine/wlm/manager.js';
-import type { FragmentQuantum, QuantumResult } from '../engine/wlm/mlfq.js';
-import { percentile } from './report.js';
+import { PRIORITY, resolveWorkloadConfig, type WorkloadConfigSpec } from '../../engine/wlm/config.js';
+import { systemClock } from '../../engine/wlm/clock.js';
+import { WorkloadManager, type AdmissionRequest } from '../../engine/wlm/manager.js';
+import type { FragmentQuantum, QuantumResult } from '../../engine/wlm/mlfq.js';
+import { percentile } from '../report.js';
 
-const DATA = new URL('../../../shared/data/tpch/', import.meta.url).pathname;
+const DATA = new URL('../../../../shared/data/tpch/', import.meta.url).pathname;
 
 const TABLES: Record<string, string> = {
   region: 'r_regionkey INT, r_name VARCHAR, r_comment VARCHAR',
