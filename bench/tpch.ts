@@ -22,6 +22,7 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
+import pg from 'pg';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { createPostgresDatabase } from '../tests/helpers/stores.js';
 import { CLI, startCli, type RunningServer } from '../tests/helpers/cli.js';
@@ -34,6 +35,8 @@ import { LocalFileIO } from '../storage-creds/local-file-io.js';
 import { localPath } from '../engine/iceberg-io/read.js';
 import { atLeast, atMost, percentile, writeBenchResult, type Target } from './report.js';
 import { generateSf1 } from './tpch/generate.js';
+
+const PgClient = pg.Client;
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
@@ -57,13 +60,15 @@ const log = (s: string): void => console.error(`[tpch ${new Date().toISOString()
 interface Backend {
   readonly name: 'pglite' | 'postgres';
   readonly env: Record<string, string>;
+  /** The store's connection string (PostgreSQL), to count history rows where they landed. */
+  readonly url?: string;
   drop(): Promise<void>;
 }
 
 async function backend(): Promise<Backend> {
   if (args.get('backend') !== 'pglite') {
     const db = await createPostgresDatabase();
-    if (db) return { name: 'postgres', env: { FLOE_DATABASE_URL: db.url }, drop: () => db.drop() };
+    if (db) return { name: 'postgres', env: { FLOE_DATABASE_URL: db.url }, url: db.url, drop: () => db.drop() };
     if (args.get('backend') === 'postgres') throw new Error('PostgreSQL does not answer on 127.0.0.1:5432');
   }
   return { name: 'pglite', env: {}, drop: async () => undefined };
@@ -190,6 +195,8 @@ interface LoadResult {
   readonly perSecond: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** Requests sent, warm-up included (each one a history row). */
+  readonly sent: number;
 }
 
 /** `clients` closed loops of `SELECT 1` for `seconds`, after a warm-up; latencies of the timed part. */
@@ -199,10 +206,12 @@ async function selectOne(client: Client, seconds: number): Promise<LoadResult> {
   const headers = { authorization: `Bearer ${client.token}`, 'content-type': 'application/json' };
   const latencies: number[] = [];
   let errors = 0;
+  let sent = 0;
   const run = async (until: number, record: boolean): Promise<void> => {
     while (performance.now() < until) {
       const started = performance.now();
       try {
+        sent++;
         const r = await pool.request({ method: 'POST', path: '/api/query', headers, body });
         await r.body.arrayBuffer();
         if (r.statusCode !== 200 && record) errors++;
@@ -218,11 +227,25 @@ async function selectOne(client: Client, seconds: number): Promise<LoadResult> {
   const elapsed = (performance.now() - started) / 1000;
   await pool.close();
   latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, errors, perSecond: Math.round(latencies.length / elapsed), p50Ms: round(percentile(latencies, 50)), p99Ms: round(percentile(latencies, 99)) };
+  return { requests: latencies.length, errors, perSecond: Math.round(latencies.length / elapsed), p50Ms: round(percentile(latencies, 50)), p99Ms: round(percentile(latencies, 99)), sent };
 }
 
-/** Completed `SELECT 1` statements in query history (the write-behind flusher has caught up). */
-async function historyCount(client: Client): Promise<number> {
+/**
+ * Completed `SELECT 1` statements in query history. On PostgreSQL they are counted in the store
+ * itself (the write-behind flusher has written them); on PGlite (one process's store) through
+ * `system.query_history`, which answers at most 500 rows, so only a lower bound.
+ */
+async function historyCount(client: Client, b: Backend): Promise<number> {
+  if (b.url !== undefined) {
+    const pg = new PgClient({ connectionString: b.url });
+    await pg.connect();
+    try {
+      const r = await pg.query(`SELECT count(*)::int AS n FROM query_history WHERE sql = 'SELECT 1' AND status = 'completed'`);
+      return Number(r.rows[0].n);
+    } finally {
+      await pg.end();
+    }
+  }
   const r = await client.sql(`SELECT count(*) FROM system.query_history WHERE sql = 'SELECT 1' AND status = 'completed'`);
   return Number(r.rows[0]![0]);
 }
@@ -265,11 +288,17 @@ async function runScale(sf: string, b: Backend): Promise<{ scale: ScaleResult; c
   const importMs = importAll(dataDir, env, files);
   if (sf !== '0.01') rmSync(files.get('lineitem')!.replace(/lineitem\.parquet$/, ''), { recursive: true, force: true });
   server = await startCli(['--port', '0', '--data-dir', dataDir], env);
-  client = await Client.connect(server);
-  const tableFiles = await currentFiles(client);
-  const raw = await rawDuckDB(tableFiles, WORKERS * THREADS);
+  const running = server;
+  // A failed run stops its server (a stray `floe serve` would skew every later figure).
+  const failed = async (e: unknown): Promise<never> => {
+    await running.stop();
+    throw e;
+  };
+  client = await Client.connect(server).catch(failed);
+  const tableFiles = await currentFiles(client).catch(failed);
+  const raw = await rawDuckDB(tableFiles, WORKERS * THREADS).catch(failed);
   try {
-    const queries = await timeQueries(client, raw.connection);
+    const queries = await timeQueries(client, raw.connection).catch(failed);
     const floe = Object.values(queries).reduce((n, q) => n + q.floe_ms, 0);
     const duck = Object.values(queries).reduce((n, q) => n + q.duckdb_ms, 0);
     log(`SF${sf}: Floe ${round(floe)} ms, DuckDB ${round(duck)} ms, ratio ${round(floe / duck)}`);
@@ -300,13 +329,13 @@ try {
     else targets[`sf${sf.replace('.', '_')}_total_ratio_to_duckdb_info`] = { value: r.scale.ratio, target: 'informational', met: true };
     // SELECT 1 on the last server of the run (history is on; its rows are checked).
     if (i === scales.length - 1) {
-      const before = await historyCount(r.client!);
+      const before = await historyCount(r.client!, b);
       const s1 = await selectOne(r.client!, SECONDS);
       let recorded = 0;
       const deadline = Date.now() + 10_000;
       do {
-        recorded = (await historyCount(r.client!)) - before;
-        if (recorded >= s1.requests) break;
+        recorded = (await historyCount(r.client!, b)) - before;
+        if (recorded >= s1.sent) break;
         await new Promise((done) => setTimeout(done, 200));
       } while (Date.now() < deadline);
       metrics.select1 = { clients: CLIENTS, seconds: SECONDS, ...s1, history_rows_recorded: recorded };
@@ -314,7 +343,7 @@ try {
       summary.push(`SELECT 1 ${s1.perSecond}/s p50 ${s1.p50Ms} ms p99 ${s1.p99Ms} ms`);
       targets.select1_per_second = atLeast(s1.perSecond, 1000);
       targets.select1_p99_ms = atMost(s1.p99Ms, 25);
-      targets.select1_history_recorded = { value: recorded, target: `>= ${s1.requests} (every timed request)`, met: recorded >= s1.requests && s1.errors === 0 };
+      targets.select1_history_recorded = { value: recorded, target: `>= ${s1.sent} (every request, warm-up included)`, met: recorded >= s1.sent && s1.errors === 0 };
     }
     await r.client?.close();
     await r.server?.stop();

@@ -60,3 +60,17 @@ t.test('a client that goes away cancels its statement', async (t) => {
   }
   t.equal(status, 'cancelled', 'history shows the statement cancelled');
 });
+
+t.test('an Arrow answer is built when the client asks for one', async (t) => {
+  const { tableFromIPC } = await import('apache-arrow');
+  const r = await fetch(`${server.url}/api/query`, {
+    method: 'POST', body: JSON.stringify({ sql: 'SELECT a, b FROM s.t ORDER BY a' }),
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/vnd.apache.arrow.stream' },
+  });
+  t.equal(r.status, 200);
+  t.match(r.headers.get('content-type') ?? '', /application\/vnd\.apache\.arrow\.stream/);
+  const table = tableFromIPC(new Uint8Array(await r.arrayBuffer()));
+  t.same(table.toArray().map((row) => [Number(row.a), String(row.b)]), [[1, 'x'], [2, 'y'], [3, 'z']]);
+  const json = await sql('SELECT a FROM s.t ORDER BY a');
+  t.same(json.body.rows, [[1], [2], [3]], 'a JSON answer of the same query still has its rows');
+});

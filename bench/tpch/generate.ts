@@ -32,7 +32,7 @@ const list = (xs: readonly string[]): string => `[${xs.map((x) => `'${x}'`).join
 
 /** `n` words of filler text keyed by `key` and `salt`. */
 function words(key: string, salt: number, n: number): string {
-  return Array.from({ length: n }, (_, i) => `W[1 + (hash(${key}, ${salt * 16 + i}) % ${WORDS.length})::INTEGER]`).join(` || ' ' || `);
+  return Array.from({ length: n }, (_, i) => `W(1 + (hash(${key}, ${salt * 16 + i}) % ${WORDS.length})::INTEGER)`).join(` || ' ' || `);
 }
 
 /** Writes `<table>.parquet` for the eight tables into `folder`; returns the row counts. */

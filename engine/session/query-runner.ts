@@ -148,7 +148,7 @@ export class QueryRunner {
     const withRows = await this.fillSystemScans(ctx, plan);
     const result = await this.withLease(ctx, statement, shape, async (lease) => {
       const r = await this.o.executor.execute(withRows, {
-        signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: true,
+        signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: ctx.arrow === true,
       });
       lease.chargeCpu(r.metrics.cpuMs);
       return r;
