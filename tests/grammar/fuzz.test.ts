@@ -208,6 +208,28 @@ t.test('redaction: no secret survives redact in a mutated principal statement', 
     { numRuns: 2000, seed: SEED },
   );
   t.ok(unparsable > 100, `${unparsable} of 2000 mutated statements did not parse (token-level fallback exercised)`);
+
+  // Cut anywhere, even inside a secret literal: what is left of the secret does not survive.
+  const withSpans = corpus
+    .map((sql) => {
+      const r = parser.tryParse(sql);
+      return r.ok && r.secrets.length > 0 ? { sql, spans: r.secrets } : undefined;
+    })
+    .filter((x): x is { sql: string; spans: { start: number; end: number }[] } => x !== undefined);
+  fc.assert(
+    fc.property(fc.nat({ max: withSpans.length - 1 }), fc.nat(), (i, at) => {
+      const { sql, spans } = withSpans[i]!;
+      const cut = sql.slice(0, at % (sql.length + 1));
+      const redacted = redact(cut, parser);
+      for (const { start, end } of spans) {
+        if (start >= cut.length) continue;
+        const visible = sql.slice(start + 1, Math.min(end - 1, cut.length));
+        if (visible.length >= 6 && redacted.includes(visible)) throw new Error(`secret prefix ${JSON.stringify(visible)} survives redact:\n${cut}\n=> ${redacted}`);
+      }
+      return true;
+    }),
+    { numRuns: 1000, seed: SEED },
+  );
 });
 
 t.test('report', async (t) => {
