@@ -112,7 +112,7 @@ export class Parser {
       const pos = match.getRightmostFailurePosition();
       const offset = pos < tokens.starts.length ? tokens.starts[pos]! : tokens.ends.length > 0 ? tokens.ends[tokens.ends.length - 1]! : 0;
       const { line, column } = lineColumn(sql, offset);
-      const found = pos < tokens.starts.length ? `found ${describeToken(sql.slice(tokens.starts[pos]!, tokens.ends[pos]!))}` : 'found the end of the statement';
+      const found = pos < tokens.starts.length ? `found ${describeToken(sql, tokens, pos)}` : 'found the end of the statement';
       return { ok: false, error: new FloeError('SYNTAX_ERROR', { line, column, expected: expectedText((match as unknown as { getRightmostFailures(): readonly OhmFailure[] }).getRightmostFailures()), detail: found }) };
     }
     const context: ParseContext = { text: sql, tokens, secrets: [], cteScopes: [] };
@@ -150,10 +150,21 @@ interface OhmFailure {
   isFluffy(): boolean;
 }
 
-/** How the offending token reads in a message. String literals are never echoed: they may be secrets. */
-function describeToken(raw: string): string {
+/** Keywords whose value is a secret: the token after one (or after one and "=") is never echoed. */
+const SECRET_KEYWORD_TOKENS: ReadonlySet<string> = new Set(['password', 'secret', 'invitation', 'totp', 'code'].map((w) => KEYWORD_TOKENS.get(w)!));
+
+/**
+ * How the offending token reads in a message. Error messages reach logs and history, so string
+ * literals, quoted identifiers and whatever follows a secret keyword (a password typed without
+ * quotes) are named by their kind, never echoed.
+ */
+function describeToken(sql: string, tokens: TokenString, pos: number): string {
+  const raw = sql.slice(tokens.starts[pos]!, tokens.ends[pos]!);
   const c = raw.charCodeAt(0);
   if (c === 39 || ((c === 69 || c === 101) && raw.charCodeAt(1) === 39)) return 'a string literal';
+  if (c === 34) return 'a quoted identifier';
+  const before = pos > 0 && tokens.chars[pos - 1] === '=' ? pos - 2 : pos - 1;
+  if (before >= 0 && SECRET_KEYWORD_TOKENS.has(tokens.chars[before]!)) return 'a value that is not a string literal';
   return raw.length > 40 ? `${JSON.stringify(raw.slice(0, 37))}…` : JSON.stringify(raw);
 }
 

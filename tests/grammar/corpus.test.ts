@@ -176,6 +176,22 @@ t.test('secrets: recorded as secret spans, removed by redact, never in error mes
   }
 });
 
+t.test('mistyped secrets are neither echoed in errors nor kept by redact', async (t) => {
+  const cases: [string, string][] = [
+    ['CREATE USER alice EMAIL \'a@example.com\' PASSWORD "hunter2-dq"', 'hunter2-dq'],
+    ['CREATE USER alice EMAIL \'a@example.com\' PASSWORD = hunter2bare', 'hunter2bare'],
+    ['ALTER USER SELF VERIFY MFA TOTP 123456', '123456'],
+    ['CREATE WEBHOOK w URL \'https://x\' SECRET whsecbare0123456789', 'whsecbare0123456789'],
+    ['REDEEM INVITATION inv_bare_token WITH PASSWORD \'p\'', 'inv_bare_token'],
+  ];
+  for (const [sql, secret] of cases) {
+    const r = parser.tryParse(sql);
+    t.notOk(r.ok, `${sql} does not parse`);
+    if (!r.ok) t.notOk(r.error.message.includes(secret), `the error does not echo it: ${r.error.message}`);
+    t.notOk(redact(sql, parser).includes(secret), `redact removes it: ${redact(sql, parser)}`);
+  }
+});
+
 t.test('the parse cache returns the same result and skips the grammar', async (t) => {
   const cached = createParser({ cacheSize: 16 });
   const sql = valid[0]!.sql;
