@@ -78,8 +78,9 @@ export class Parser {
     }
     this.#misses++;
     const result = this.parseUncached(sql);
-    // Statements carrying secrets are not kept in memory beyond the parse.
-    if (this.#cacheSize > 0 && !(result.ok && result.secrets.length > 0)) {
+    // Statements carrying secrets are not kept in memory beyond the parse; neither are failures,
+    // whose text may hold a secret the parse could not locate (the cache key is the text).
+    if (this.#cacheSize > 0 && result.ok && result.secrets.length === 0) {
       this.#cache.set(sql, result);
       if (this.#cache.size > this.#cacheSize) this.#cache.delete(this.#cache.keys().next().value!);
     }

@@ -203,6 +203,10 @@ t.test('the parse cache returns the same result and skips the grammar', async (t
   cached.tryParse(secret);
   cached.tryParse(secret);
   t.equal(cached.cacheStats.hits, 1, 'statements with secrets are never cached');
+  const broken = "CREATE USER x PASSWORD 'no-email-so-it-fails'";
+  cached.tryParse(broken);
+  cached.tryParse(broken);
+  t.equal(cached.cacheStats.hits, 1, 'nor are statements that do not parse');
   for (let i = 0; i < 40; i++) cached.tryParse(`SELECT ${i}`);
   t.equal(cached.cacheStats.size, 16, 'the cache is bounded');
 });
