@@ -1,6 +1,6 @@
 /**
  * Fuzzing the parser with fast-check: random token sequences and mutations (token insert, delete,
- * swap, duplicate, truncate; character truncation) of the corpus statements. For every input the
+ * swap, duplicate, replace, truncate; character truncation) of the corpus statements. For every input the
  * parser returns an IR or a SYNTAX_ERROR and never throws anything else; a statement that parses
  * still round-trips through toSql; each case's time is bounded and the slowest is reported.
  * Redaction: no secret of a mutated principal statement survives `redact`.
@@ -51,6 +51,7 @@ type Mutation =
   | { readonly op: 'delete'; readonly at: number }
   | { readonly op: 'swap'; readonly at: number; readonly with: number }
   | { readonly op: 'duplicate'; readonly at: number }
+  | { readonly op: 'replace'; readonly at: number; readonly token: string }
   | { readonly op: 'truncate'; readonly at: number };
 
 const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
@@ -58,6 +59,7 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ op: fc.constant('delete' as const), at: fc.nat() }),
   fc.record({ op: fc.constant('swap' as const), at: fc.nat(), with: fc.nat() }),
   fc.record({ op: fc.constant('duplicate' as const), at: fc.nat() }),
+  fc.record({ op: fc.constant('replace' as const), at: fc.nat(), token: tokenArb }),
   fc.record({ op: fc.constant('truncate' as const), at: fc.nat() }),
 );
 
@@ -70,6 +72,7 @@ function mutate(tokens: readonly string[], mutations: readonly Mutation[]): stri
       case 'delete': if (n > 0) out.splice(m.at % n, 1); break;
       case 'swap': if (n > 1) { const i = m.at % n; const j = m.with % n; [out[i], out[j]] = [out[j]!, out[i]!]; } break;
       case 'duplicate': if (n > 0) { const i = m.at % n; out.splice(i, 0, out[i]!); } break;
+      case 'replace': if (n > 0) out[m.at % n] = m.token; break;
       case 'truncate': out.length = n === 0 ? 0 : m.at % n; break;
     }
   }
