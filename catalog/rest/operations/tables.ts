@@ -53,7 +53,7 @@ export function alreadyExists(ident: EntityIdent, existing: EntityRecord): Catal
 }
 
 /** The table row of `ident`, or 404 (a view of that name is not a table). */
-export async function requireTable(_deps: CatalogDeps, db: Parameters<typeof findEntity>[0], catalog: CatalogRecord, ident: EntityIdent, lock: '' | 'FOR UPDATE' = ''): Promise<EntityRecord> {
+export async function requireTable(db: Parameters<typeof findEntity>[0], catalog: CatalogRecord, ident: EntityIdent, lock: '' | 'FOR UPDATE' = ''): Promise<EntityRecord> {
   const row = await findEntity(db, catalog.id, namespaceKey(ident.namespace), ident.name, lock);
   if (row === undefined || row.kind !== 'table') {
     if (row === undefined && (await db.query('SELECT 1 FROM catalog_namespaces WHERE catalog_id = $1 AND namespace_key = $2', [catalog.id, namespaceKey(ident.namespace)])).rows.length === 0) {
@@ -117,7 +117,7 @@ export async function loadTable(deps: CatalogDeps, ctx: CatalogContext, catalogN
   // One round trip on the hot path: the tenant's catalog and the table row together.
   const { catalog, entity } = await findCatalogAndEntity(deps.store, ctx.tenantId, catalogName, namespaceKey(ident.namespace), ident.name);
   if (catalog === undefined) throw noSuchWarehouse(catalogName);
-  const row = entity !== undefined && entity.kind === 'table' ? entity : await requireTable(deps, deps.store, catalog, ident);
+  const row = entity !== undefined && entity.kind === 'table' ? entity : await requireTable(deps.store, catalog, ident);
   const metadata = await readingMetadata(deps.files.readTable(catalog, row.metadataLocation));
   return { catalogId: catalog.id, ident, metadataLocation: row.metadataLocation, metadata, config: NO_CONFIG };
 }
@@ -138,7 +138,7 @@ export async function dropTable(deps: CatalogDeps, ctx: CatalogContext, catalogN
   validateNamespace(ident.namespace);
   const catalog = await requireCatalog(deps.store, ctx, catalogName);
   const dropped = await deps.store.transaction(async (tx) => {
-    const row = await requireTable(deps, tx, catalog, ident, 'FOR UPDATE');
+    const row = await requireTable(tx, catalog, ident, 'FOR UPDATE');
     await deleteEntity(tx, row.id);
     return row;
   });
@@ -216,7 +216,7 @@ export async function registerTable(deps: CatalogDeps, ctx: CatalogContext, cata
 export async function reportMetrics(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, ident: EntityIdent, reportType: string, report: JsonValue): Promise<void> {
   validateNamespace(ident.namespace);
   const catalog = await requireCatalog(deps.store, ctx, catalogName);
-  const row = await requireTable(deps, deps.store, catalog, ident);
+  const row = await requireTable(deps.store, catalog, ident);
   await deps.store.query(
     'INSERT INTO catalog_metrics_reports (tenant_id, catalog_id, entity_id, report_type, report) VALUES ($1, $2, $3, $4, $5::jsonb)',
     [ctx.tenantId, catalog.id, row.id, reportType, JSON.stringify(report, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))],
