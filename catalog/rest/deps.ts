@@ -8,6 +8,7 @@ import type { MetaStore } from '../store/meta-store.js';
 import { remapLocations, type FileIO } from '../../storage-creds/file-io.js';
 import { parseTableMetadata, serializeTableMetadata, type TableMetadata } from '../iceberg/table-metadata.js';
 import { parseViewMetadata, serializeViewMetadata, type ViewMetadata } from '../iceberg/view-metadata.js';
+import { assertStorableText } from './context.js';
 import type { CatalogRecord } from './store.js';
 
 export interface CatalogClock {
@@ -77,6 +78,7 @@ export class MetadataFiles {
 
   /** Writes a new metadata file (create-if-absent, so a file is never replaced). */
   async writeTable(catalog: CatalogRecord, location: string, m: TableMetadata): Promise<void> {
+    assertStorableText(location, 'location');
     await this.ioFor(catalog).write(location, Buffer.from(serializeTableMetadata(m), 'utf8'));
     this.tables.set(`${catalog.id} ${location}`, m);
   }
@@ -91,6 +93,7 @@ export class MetadataFiles {
   }
 
   async writeView(catalog: CatalogRecord, location: string, m: ViewMetadata): Promise<void> {
+    assertStorableText(location, 'location');
     await this.ioFor(catalog).write(location, Buffer.from(serializeViewMetadata(m), 'utf8'));
     this.views.set(`${catalog.id} ${location}`, m);
   }

@@ -5,7 +5,7 @@
  */
 import type { LocationMapping } from '../../../storage-creds/file-io.js';
 import { schemeOf } from '../../../storage-creds/file-io.js';
-import type { CatalogContext } from '../context.js';
+import { assertStorableText, type CatalogContext } from '../context.js';
 import type { CatalogDeps } from '../deps.js';
 import { badRequest, CatalogError } from '../errors.js';
 import { requireCatalog } from '../resolve.js';
@@ -53,6 +53,7 @@ export async function loadCatalog(deps: CatalogDeps, ctx: CatalogContext, name: 
 export async function createCatalog(deps: CatalogDeps, ctx: CatalogContext, request: CreateCatalogRequest): Promise<CatalogRecord> {
   // Validation
   validateCatalogName(request.name);
+  assertStorableText([request.warehouseLocation, request.properties ?? new Map(), request.locationMappings ?? []], 'catalog');
   validateWarehouseLocation(request.warehouseLocation);
   for (const m of request.locationMappings ?? []) {
     if (m.from === '' || m.to === '') throw badRequest('Invalid location mapping: from and to must not be empty');

@@ -3,7 +3,7 @@
  * as in Polaris), load, exists, drop (only when empty), update properties.
  */
 import type { CatalogContext, Namespace } from '../context.js';
-import { namespaceKey, validateNamespace } from '../context.js';
+import { assertStorableText, namespaceKey, validateNamespace } from '../context.js';
 import type { CatalogDeps } from '../deps.js';
 import { CatalogError } from '../errors.js';
 import { keysetPage, type Page, type PageRequest } from '../paging.js';
@@ -21,6 +21,7 @@ export async function listNamespaces(deps: CatalogDeps, ctx: CatalogContext, cat
 export async function createNamespace(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, ns: Namespace, properties: ReadonlyMap<string, string> = new Map()): Promise<NamespaceRecord> {
   // Validation
   validateNamespace(ns);
+  assertStorableText(properties, 'namespace properties');
   const catalog = await requireCatalog(deps.store, ctx, catalogName);
   // Business logic: the parent is share-locked so a concurrent drop of it waits for us.
   return deps.store.transaction(async (tx) => {
@@ -81,6 +82,7 @@ export async function updateNamespaceProperties(
 ): Promise<NamespacePropertiesChange> {
   // Validation
   validateNamespace(ns);
+  assertStorableText(updates, 'namespace properties');
   const both = removals.filter((k) => updates.has(k));
   if (both.length > 0) throw new CatalogError('UnprocessableEntityException', `Cannot set and remove the same properties: ${both.join(', ')}`);
   const catalog = await requireCatalog(deps.store, ctx, catalogName);

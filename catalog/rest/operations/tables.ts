@@ -11,7 +11,7 @@ import type { SortOrder } from '../../iceberg/sort-order.js';
 import { newTableMetadata, nextMetadataLocation, type TableMetadata } from '../../iceberg/table-metadata.js';
 import type { FileIO } from '../../../storage-creds/file-io.js';
 import type { CatalogContext, EntityIdent, Namespace } from '../context.js';
-import { namespaceKey, qualifiedName, validateEntityName, validateNamespace } from '../context.js';
+import { assertStorableText, namespaceKey, qualifiedName, validateEntityName, validateNamespace } from '../context.js';
 import type { CatalogDeps } from '../deps.js';
 import { CatalogError, noSuchNamespace, noSuchTable, noSuchWarehouse } from '../errors.js';
 import { readingMetadata, type LoadedTable } from '../loaded.js';
@@ -76,6 +76,7 @@ export async function createTable(deps: CatalogDeps, ctx: CatalogContext, catalo
   // Validation
   validateNamespace(ns);
   validateEntityName(request.name, 'table');
+  assertStorableText(request.location, 'location');
   const ident: EntityIdent = { namespace: ns, name: request.name };
   const catalog = await requireCatalog(deps.store, ctx, catalogName);
   await requireNamespace(deps.store, catalog, ns);
@@ -188,6 +189,7 @@ export async function registerTable(deps: CatalogDeps, ctx: CatalogContext, cata
   validateNamespace(ns);
   validateEntityName(request.name, 'table');
   if (request.metadataLocation === '') throw new CatalogError('BadRequestException', 'Invalid metadata location: empty');
+  assertStorableText(request.metadataLocation, 'metadata location');
   const ident: EntityIdent = { namespace: ns, name: request.name };
   const catalog = await requireCatalog(deps.store, ctx, catalogName);
   await requireNamespace(deps.store, catalog, ns);
@@ -215,6 +217,7 @@ export async function registerTable(deps: CatalogDeps, ctx: CatalogContext, cata
 /** Stores a client's scan or commit report (POST .../metrics). */
 export async function reportMetrics(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, ident: EntityIdent, reportType: string, report: JsonValue): Promise<void> {
   validateNamespace(ident.namespace);
+  assertStorableText(report, 'metrics report');
   const catalog = await requireCatalog(deps.store, ctx, catalogName);
   const row = await requireTable(deps.store, catalog, ident);
   await deps.store.query(
