@@ -16,18 +16,18 @@
  * A table that does not exist may be created by a commit whose requirements include
  * `assert-create` (stage-create, then commit), as Java's REST server does.
  */
-import { assertRequirements, applyUpdates } from '../../iceberg/table-commit.js';
-import { nextMetadataLocation, type TableMetadata } from '../../iceberg/table-metadata.js';
-import type { TableRequirement, TableUpdate } from '../../iceberg/table-updates.js';
-import { isStoreUnavailable } from '../../store/meta-store.js';
-import type { CatalogContext, EntityIdent } from '../context.js';
-import { namespaceKey, qualifiedName, validateEntityName, validateNamespace } from '../context.js';
-import type { CatalogDeps } from '../deps.js';
-import { badRequest, CatalogError, noSuchNamespace, noSuchTable, toCatalogError } from '../errors.js';
-import { readingMetadata, type LoadedTable } from '../loaded.js';
-import { requireCatalog } from '../resolve.js';
-import { insertEntity, lockEntitiesInCatalog, swapMetadataLocation, type CatalogRecord, type EntityRecord } from '../store.js';
-import { NO_CONFIG, sqlState } from './tables.js';
+import { assertRequirements, applyUpdates } from '../../../iceberg/table-commit.js';
+import { nextMetadataLocation, type TableMetadata } from '../../../iceberg/table-metadata.js';
+import type { TableRequirement, TableUpdate } from '../../../iceberg/table-updates.js';
+import { isStoreUnavailable } from '../../../store/meta-store.js';
+import type { CatalogContext, EntityIdent } from '../../context.js';
+import { namespaceKey, qualifiedName, validateEntityName, validateNamespace } from '../../context.js';
+import type { CatalogDeps } from '../../deps.js';
+import { badRequest, CatalogError, noSuchNamespace, noSuchTable, toCatalogError } from '../../errors.js';
+import { readingMetadata, type LoadedTable } from '../../loaded.js';
+import { requireCatalog } from '../../resolve.js';
+import { insertEntity, lockEntitiesInCatalog, swapMetadataLocation, type CatalogRecord, type EntityRecord } from '../../store.js';
+import { NO_CONFIG, sqlState } from './common.js';
 
 /** One table's part of a commit. */
 export interface TableChange {
