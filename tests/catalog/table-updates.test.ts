@@ -4,6 +4,8 @@
  * (and the refs on them), statistics, set-location, and names with `/`, `%` and dots.
  */
 import t from 'tap';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { onEachBackend } from '../helpers/stores.js';
 import { CAT, appendCommit, createNamespace, createTable, startCatalogServer } from './helpers.js';
 
@@ -83,6 +85,14 @@ t.test('table updates', async (t) => {
     // set-location.
     const moved = await client.post(`${TABLE}/evolve`, { requirements: [], updates: [{ action: 'set-location', location: `${table.metadata.location}-moved` }] });
     t.equal(moved.body.metadata.location, `${table.metadata.location}-moved`);
+
+    // write.metadata.delete-after-commit.enabled: files that fall out of metadata-log are deleted.
+    const gc = await createTable(client, ['db'], 'gc', { properties: { 'write.metadata.previous-versions-max': '2', 'write.metadata.delete-after-commit.enabled': 'true' } });
+    let gcLast = gc.body;
+    for (let i = 0; i < 5; i++) gcLast = (await client.post(`${TABLE}/gc`, { requirements: [], updates: [{ action: 'set-properties', updates: { n: String(i) } }] })).body;
+    const gcDir = `${fileURLToPath(gcLast.metadata.location)}/metadata`;
+    const gcFiles = readdirSync(gcDir).filter((f) => f.endsWith('.metadata.json')).map((f) => `${gcLast.metadata.location}/metadata/${f}`).sort();
+    t.same(gcFiles, [...gcLast.metadata['metadata-log'].map((e: any) => e['metadata-file']), gcLast['metadata-location']].sort(), 'only the current file and the log remain');
 
     // Names with '/', '%', '.' and spaces are plain names.
     for (const name of ['a/b', '100%', 'x.y', 'with space']) {
