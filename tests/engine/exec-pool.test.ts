@@ -180,3 +180,46 @@ t.test('Arrow IPC results agree with the wire rows', async (t) => {
   const d = table.getChild('d')!.get(1) as Uint32Array;
   t.equal(d[0], 3333, 'decimal 0.3333 unscaled at scale 4');
 });
+
+t.test('the first failing fragment is the query error; the others are interrupted', async (t) => {
+  const started = Date.now();
+  const e = await failure(
+    exec.execute({
+      fragments: [
+        { id: 0, sql: 'SELECT sum(hash(x)) AS s FROM range(100000000000) t(x)', scans: [], inputs: [] },
+        { id: 1, sql: `SELECT 'x'::INTEGER AS s`, scans: [], inputs: [] },
+        { id: 2, sql: 'SELECT * FROM __floe_fragment_0 UNION ALL SELECT * FROM __floe_fragment_1', scans: [], inputs: [0, 1] },
+      ],
+    }),
+  );
+  t.equal(e.code, 'INVALID_TEXT_REPRESENTATION');
+  t.ok(Date.now() - started < 2000, 'the long fragment was interrupted');
+  t.same((await exec.execute(one('SELECT 3 AS x'))).rows, [[3]]);
+});
+
+t.test('writePlan writes the last fragment of a multi-fragment plan', async (t) => {
+  const dir = path.join(warehouse, 'wp');
+  const r = await exec.writePlan(
+    {
+      fragments: [
+        { id: 0, sql: 'SELECT x % 3 AS k, count(*) AS n FROM range(0, 50) t(x) GROUP BY 1', scans: [], inputs: [] },
+        { id: 1, sql: 'SELECT x % 3 AS k, count(*) AS n FROM range(50, 100) t(x) GROUP BY 1', scans: [], inputs: [] },
+        { id: 2, sql: 'SELECT k, sum(n) AS n FROM (SELECT * FROM __floe_fragment_0 UNION ALL SELECT * FROM __floe_fragment_1) GROUP BY k', scans: [], inputs: [0, 1] },
+      ],
+    },
+    {
+      columns: [
+        { name: 'k', fieldId: 1, duckdbType: 'BIGINT', fieldIdsSpec: '1' },
+        { name: 'n', fieldId: 2, duckdbType: 'BIGINT', fieldIdsSpec: '2' },
+      ],
+      partitionFields: [],
+      dataDirectory: dir,
+      fileNamePrefix: 'wp',
+    },
+  );
+  t.equal(r.files.length, 1);
+  t.equal(r.files[0]!.recordCount, 3);
+  t.equal(r.query.fragments, 3);
+  const back = await exec.execute(one(`SELECT k, n FROM read_parquet('${r.files[0]!.path}') ORDER BY k`));
+  t.same(back.rows, [[0, 34], [1, 33], [2, 33]]);
+});
