@@ -236,23 +236,22 @@ function columnMetrics(columns: readonly { readonly id: number; readonly name: s
     if (chunks.every((x) => x.nullCount !== null)) nullValueCounts.set(c.id, chunks.reduce((n, x) => n + (x.nullCount ?? 0), 0));
     let lower: IcebergValue | undefined;
     let upper: IcebergValue | undefined;
-    let complete = true;
+    let lowerOk = true;
+    let upperOk = true;
     for (const x of chunks) {
       const allNull = x.nullCount !== null && x.nullCount === x.valueCount;
       if (allNull) continue;
       const lo = x.min === null ? undefined : statValue(type, x.min);
-      const hi = x.max === null ? undefined : statValue(type, x.max);
-      if (lo === undefined || hi === undefined) {
-        complete = false;
-        break;
-      }
-      if (lower === undefined || compareValues(type, lo, lower) < 0) lower = lo;
-      if (upper === undefined || compareValues(type, hi, upper) > 0) upper = hi;
+      // DuckDB truncates string statistics to 256 bytes: a truncated minimum is still a lower bound
+      // (a prefix sorts first), a truncated maximum is not an upper bound, so it is dropped.
+      const hi = x.max === null || (type.kind === 'string' && Buffer.byteLength(x.max, 'utf8') >= 256) ? undefined : statValue(type, x.max);
+      if (lo === undefined) lowerOk = false;
+      else if (lower === undefined || compareValues(type, lo, lower) < 0) lower = lo;
+      if (hi === undefined) upperOk = false;
+      else if (upper === undefined || compareValues(type, hi, upper) > 0) upper = hi;
     }
-    if (complete && lower !== undefined && upper !== undefined) {
-      lowerBounds.set(c.id, toByteBuffer(type, lower));
-      upperBounds.set(c.id, toByteBuffer(type, upper));
-    }
+    if (lowerOk && lower !== undefined) lowerBounds.set(c.id, toByteBuffer(type, lower));
+    if (upperOk && upper !== undefined) upperBounds.set(c.id, toByteBuffer(type, upper));
   }
   return { columnSizes, valueCounts, nullValueCounts, lowerBounds, upperBounds };
 }

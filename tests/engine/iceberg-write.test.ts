@@ -275,3 +275,17 @@ t.test('an empty insert writes no files', async (t) => {
   t.same(currentSchema(m1).fields.map((f) => f.name), ['id', 'name', 'amount', 'ts', 'grp']);
   t.equal(parseTimestampMicros('1970-01-01T00:00:00Z'), 0n);
 });
+
+t.test('truncated string statistics never become an upper bound', async (t) => {
+  const m0 = newTableMetadata({
+    schema: schema(0, [nestedField(1, 'id', Types.long, true), nestedField(2, 's', Types.string)]),
+    location: `file://${warehouse}/db/longstrings`,
+    now: Date.now(),
+  });
+  // DuckDB cuts string statistics at 256 bytes.
+  const m1 = await commit(m0, await append(m0, `SELECT x::BIGINT AS id, repeat('z', 300) || x::VARCHAR AS s FROM range(3) t(x) UNION ALL SELECT 9, 'a'`));
+  const [entry] = await liveEntries(m1);
+  t.notOk(entry!.data_file.upper_bounds.some((b) => b.key === 2), 'no upper bound for the truncated column');
+  t.equal(fromByteBuffer(Types.string, entry!.data_file.lower_bounds.find((b) => b.key === 2)!.value), 'a');
+  t.ok(entry!.data_file.upper_bounds.some((b) => b.key === 1), 'other columns keep theirs');
+});
