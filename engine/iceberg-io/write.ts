@@ -609,3 +609,31 @@ export function decodeBound(type: PrimitiveType, bytes: Uint8Array): IcebergValu
   return fromByteBuffer(type, bytes);
 }
 
+
+/** How `commitChange` reaches the catalog (the lead's commit function behind it). */
+export interface CommitPort {
+  /** The table's current metadata (reloaded after a conflict). */
+  load(): Promise<TableMetadata>;
+  /** Commits through the catalog: the new metadata, or `'conflict'` when a requirement failed (409). */
+  commit(requirements: readonly TableRequirement[], updates: readonly TableUpdate[]): Promise<TableMetadata | 'conflict'>;
+}
+
+/**
+ * Commits a staged change: builds the snapshot on the current metadata and commits it; after a
+ * conflict an append is re-based on the reloaded table and retried (with a short random back-off),
+ * anything else is COMMIT_CONFLICT. Manifest lists of failed attempts are deleted.
+ */
+export async function commitChange(io: FileIO, port: CommitPort, change: StagedChange, options: { readonly maxAttempts?: number; readonly now?: () => number } = {}): Promise<TableMetadata> {
+  const attempts = options.maxAttempts ?? 20;
+  const now = options.now ?? Date.now;
+  let metadata = await port.load();
+  for (let attempt = 1; ; attempt++) {
+    const c = await commitUpdates(io, metadata, change, now());
+    const result = await port.commit(c.requirements, c.updates);
+    if (result !== 'conflict') return result;
+    await io.delete(c.manifestListLocation);
+    if (!change.rebaseable || attempt >= attempts) throw floeError('COMMIT_CONFLICT', { detail: change.rebaseable ? `gave up after ${attempt} attempts` : 'the table changed while the statement ran; retry it' });
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 10 * attempt)));
+    metadata = await port.load();
+  }
+}

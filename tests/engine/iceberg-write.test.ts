@@ -24,9 +24,9 @@ import type { PrimitiveType } from '../../catalog/iceberg/types.js';
 import { LocalFileIO } from '../../storage-creds/local-file-io.js';
 import { createExecutor } from '../../engine/exec/index.js';
 import {
-  appendWriteRequest, commitUpdates, dataFilesFromWritten, deleteFilesFromWritten, isMergeOnRead, positionDeleteWriteRequest, stageAppend, stageOverwrite, stageRowDelta,
+  appendWriteRequest, commitChange, commitUpdates, dataFilesFromWritten, deleteFilesFromWritten, isMergeOnRead, positionDeleteWriteRequest, stageAppend, stageOverwrite, stageRowDelta,
 } from '../../engine/iceberg-io/write.js';
-import type { StagedChange } from '../../engine/iceberg-io/write.js';
+import type { CommitPort, StagedChange } from '../../engine/iceberg-io/write.js';
 import type { TableScanInput } from '../../engine/fragments.js';
 import { scanRelation } from '../../engine/fragments.js';
 
@@ -288,4 +288,42 @@ t.test('truncated string statistics never become an upper bound', async (t) => {
   t.notOk(entry!.data_file.upper_bounds.some((b) => b.key === 2), 'no upper bound for the truncated column');
   t.equal(fromByteBuffer(Types.string, entry!.data_file.lower_bounds.find((b) => b.key === 2)!.value), 'a');
   t.ok(entry!.data_file.upper_bounds.some((b) => b.key === 1), 'other columns keep theirs');
+});
+
+t.test('8 concurrent appends all land, re-based through conflicts', async (t) => {
+  const m0 = newTableMetadata({
+    schema: schema(0, [nestedField(1, 'id', Types.long, true), nestedField(2, 'writer', Types.int)]),
+    location: `file://${warehouse}/db/concurrent`,
+    now: Date.now(),
+  });
+  // A compare-and-swap catalog in memory: requirements checked against the current metadata.
+  let current = m0;
+  let conflicts = 0;
+  const port: CommitPort = {
+    load: async () => current,
+    commit: async (requirements, updates) => {
+      await new Promise((r) => setTimeout(r, 1));
+      if (checkRequirements(current, requirements).length > 0) {
+        conflicts++;
+        return 'conflict';
+      }
+      current = applyUpdates(current, updates, { now: Date.now() });
+      return current;
+    },
+  };
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, w) => {
+      const change = await append(m0, `SELECT (${w} * 1000 + x)::BIGINT AS id, ${w}::INTEGER AS writer FROM range(25) t(x)`);
+      await commitChange(io, port, change);
+    }),
+  );
+  t.ok(conflicts > 0, `${conflicts} conflicts were re-based`);
+  t.equal(current.snapshots.length, 8);
+  t.equal(currentSnapshot(current)!.summary.get('total-records'), '200');
+  const entries = await liveEntries(current);
+  t.equal(entries.length, 8);
+  const files = entries.map((e) => `'${e.data_file.file_path.replace(/^file:\/\//, '')}'`).join(', ');
+  const r = (await conn.runAndReadAll(`SELECT count(DISTINCT id), count(DISTINCT writer) FROM read_parquet([${files}])`)).getRowsJS();
+  t.same(r, [[200n, 8n]]);
+  t.same(parseTableMetadata(serializeTableMetadata(current)), current);
 });
