@@ -95,6 +95,11 @@ export interface Executor {
    * are written (its SQL and scans replace `request`'s). For INSERT … SELECT and CREATE TABLE AS.
    */
   writePlan(plan: FragmentPlan, request: Omit<WriteRequest, 'sql' | 'scans'>, options?: Omit<ExecuteOptions, 'maxRows' | 'arrow'>): Promise<WriteResult & { readonly query: QueryMetrics }>;
+  /**
+   * A folder workers may read (under the spill root) where the operator's files are placed for
+   * `floe admin import`; the caller removes what it puts there.
+   */
+  readonly stagingDirectory: string;
   /** Worker threads currently alive (for health and tests). */
   readonly threads: number;
   close(): Promise<void>;
@@ -300,16 +305,20 @@ export function createExecutor(options: ExecutorOptions): Executor {
     return { files: r.files, metrics: r.metrics };
   }
 
+  const stagingDirectory = path.join(spillRoot, `staging-${instanceId}`);
+  mkdirSync(stagingDirectory, { recursive: true });
   return {
     execute,
     write,
     writePlan,
+    stagingDirectory,
     get threads() {
       return pool.threads.length;
     },
     async close() {
       await pool.destroy();
       rmSync(baseConfig.tempDirectory, { recursive: true, force: true });
+      rmSync(stagingDirectory, { recursive: true, force: true });
     },
   };
 }

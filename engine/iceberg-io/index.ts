@@ -10,3 +10,5 @@ export {
   partitionValueFromWire, positionDeleteWriteRequest, snapshotSummary, stageAppend, stageOverwrite, stageRowDelta, statValue,
 } from './write.js';
 export type { CommitPort, SnapshotCommit, SnapshotOptions, StagedChange, SummaryDelta, WriteRequestOptions } from './write.js';
+export { importFormatOf, importSourceSql } from './import.js';
+export type { ImportFormat } from './import.js';

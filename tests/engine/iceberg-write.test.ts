@@ -6,7 +6,8 @@
  * conflict, copy-on-write deletes and merge-on-read position deletes.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import avro from 'avsc';
@@ -27,6 +28,7 @@ import {
   appendWriteRequest, commitChange, commitUpdates, dataFilesFromWritten, deleteFilesFromWritten, isMergeOnRead, positionDeleteWriteRequest, stageAppend, stageOverwrite, stageRowDelta,
 } from '../../engine/iceberg-io/write.js';
 import type { CommitPort, StagedChange } from '../../engine/iceberg-io/write.js';
+import { importFormatOf, importSourceSql } from '../../engine/iceberg-io/import.js';
 import type { TableScanInput } from '../../engine/fragments.js';
 import { scanRelation } from '../../engine/fragments.js';
 
@@ -326,4 +328,32 @@ t.test('8 concurrent appends all land, re-based through conflicts', async (t) =>
   const r = (await conn.runAndReadAll(`SELECT count(DISTINCT id), count(DISTINCT writer) FROM read_parquet([${files}])`)).getRowsJS();
   t.same(r, [[200n, 8n]]);
   t.same(parseTableMetadata(serializeTableMetadata(current)), current);
+});
+
+t.test('importing a dbgen .tbl.gz file through the staging folder', async (t) => {
+  const m0 = newTableMetadata({
+    schema: schema(0, [
+      nestedField(1, 'n_nationkey', Types.int, true),
+      nestedField(2, 'n_name', Types.string),
+      nestedField(3, 'n_regionkey', Types.int),
+      nestedField(4, 'n_comment', Types.string),
+    ]),
+    location: `file://${warehouse}/db/nation`,
+    now: Date.now(),
+  });
+  const source = path.resolve(fileURLToPath(new URL('../../../', import.meta.url)), '../shared/data/tpch/sf0.01/nation.tbl.gz');
+  const staged = path.join(exec.stagingDirectory, 'nation.tbl.gz');
+  copyFileSync(source, staged);
+  t.equal(importFormatOf(staged), 'tbl');
+  const { request, dataLocation } = appendWriteRequest(m0, importSourceSql(staged, currentSchema(m0), 'tbl'), []);
+  const written = await exec.write(request);
+  rmSync(staged);
+  const m1 = await commit(m0, await stageAppend(io, m0, dataFilesFromWritten(m0, written.files, dataLocation)));
+  t.equal(currentSnapshot(m1)!.summary.get('total-records'), '25');
+  const file = written.files[0]!.path;
+  const r = (await conn.runAndReadAll(`SELECT n_nationkey, n_name FROM read_parquet('${file}') ORDER BY 1 LIMIT 2`)).getRowsJS();
+  t.same(r, [[0, 'ALGERIA'], [1, 'ARGENTINA']]);
+  t.equal(importFormatOf('x.parquet'), 'parquet');
+  t.equal(importFormatOf('x.csv.gz'), 'csv');
+  t.equal(importFormatOf('x.json'), undefined);
 });
