@@ -20,7 +20,7 @@ import { Piscina } from 'piscina';
 import { FloeError, floeError } from '../../grammar/errors.js';
 import type { ErrorCode } from '../../grammar/errors.js';
 import { fragmentRelation } from '../fragments.js';
-import type { FragmentPlan, TableScanInput } from '../fragments.js';
+import type { FragmentPlan } from '../fragments.js';
 import { toArrowIpc } from './arrow.js';
 import { INTERRUPT_CANCEL, INTERRUPT_NONE, INTERRUPT_TIMEOUT } from './protocol.js';
 import type { FragmentMetrics, WireError, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
@@ -54,6 +54,8 @@ export interface ExecuteOptions {
   readonly maxRows?: number;
   /** Also return the result as an Arrow IPC stream. */
   readonly arrow?: boolean;
+  /** Called as each fragment finishes (the workload manager charges its CPU time to the query). */
+  readonly onFragment?: (metrics: FragmentMetrics) => void;
 }
 
 export interface QueryMetrics {
@@ -243,6 +245,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
             return undefined;
           }
           perFragment.push(reply.metrics);
+          try {
+            opts.onFragment?.(reply.metrics);
+          } catch {
+            // A listener's failure is not the query's.
+          }
           if (!reply.ok) {
             firstFailure ??= fromWireError(reply.error);
             // One failure stops the other fragments of the query.
@@ -266,7 +273,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
   function planMetrics(plan: FragmentPlan, rows: number, perFragment: readonly FragmentMetrics[], started: number): QueryMetrics {
     return {
       rows,
-      bytesScanned: uniqueScans(plan.fragments.flatMap((f) => f.scans)).reduce((n, s) => n + s.estimatedBytes, 0),
+      // Every scan of every fragment reads its files (a split scan's fragments read disjoint files).
+      bytesScanned: plan.fragments.reduce((n, f) => n + f.scans.reduce((m, s) => m + s.estimatedBytes, 0), 0),
       fragments: plan.fragments.length,
       perFragment,
       cpuMs: perFragment.reduce((n, m) => n + m.cpuMs, 0),
@@ -321,12 +329,6 @@ export function createExecutor(options: ExecutorOptions): Executor {
       rmSync(stagingDirectory, { recursive: true, force: true });
     },
   };
-}
-
-function uniqueScans(scans: readonly TableScanInput[]): readonly TableScanInput[] {
-  const seen = new Map<string, TableScanInput>();
-  for (const s of scans) if (!seen.has(s.relation)) seen.set(s.relation, s);
-  return [...seen.values()];
 }
 
 /** A default spill root under the OS temp folder (for embedding and tests). */

@@ -65,7 +65,10 @@ t.test('fragments hand exact results to later fragments (HUGEINT partial sums)',
       { id: 2, sql: 'SELECT sum(s) AS total, typeof(sum(s)) AS ty FROM (SELECT s FROM __floe_fragment_0 UNION ALL SELECT s FROM __floe_fragment_1)', scans: [], inputs: [0, 1] },
     ],
   };
-  const r = await exec.execute(plan);
+  const seen: number[] = [];
+  const r = await exec.execute(plan, { onFragment: (m) => seen.push(m.fragmentId) });
+  t.same([...seen].sort(), [0, 1, 2], 'each fragment reported as it finished');
+  t.equal(seen[2], 2, 'the final fragment last');
   t.same(r.rows, [[(4950n + 100n * 9000000000000000000n).toString(), 'HUGEINT']]);
   t.equal(r.metrics.fragments, 3);
   t.equal(r.metrics.perFragment.length, 3);
