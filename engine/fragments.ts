@@ -52,6 +52,25 @@ export interface TableScanInput {
   readonly rowPositions?: boolean;
 }
 
+/**
+ * One read of a Floe system table (`system.query_history`, …). The caller's system-table provider
+ * yields the rows; the executor makes them visible to the fragment as `relation` with `columns`.
+ * Plans with system scans are always one fragment.
+ */
+export interface SystemScanInput {
+  /** The relation name the fragment SQL uses (`__floe_system_<n>`). */
+  readonly relation: string;
+  /** The system table, without the `system.` prefix (`query_history`). */
+  readonly table: string;
+  /** The provider's columns, in order. */
+  readonly columns: readonly string[];
+  /**
+   * The rows as a DuckDB query (typed VALUES), filled in by the session from the provider before the
+   * plan runs: the worker binds it under `relation` like a scan. The planner leaves it out.
+   */
+  readonly sql?: string;
+}
+
 /** A unit of work for one worker. */
 export interface Fragment {
   readonly id: number;
@@ -60,6 +79,8 @@ export interface Fragment {
   readonly scans: readonly TableScanInput[];
   /** Ids of earlier fragments whose results this fragment reads (as `fragmentRelation(id)`). */
   readonly inputs: readonly number[];
+  /** System tables this fragment reads (absent when none). */
+  readonly systemScans?: readonly SystemScanInput[];
 }
 
 /** What the planner hands the executor. Fragments are in dependency order; the last one answers. */

@@ -198,7 +198,15 @@ export function createExecutor(options: ExecutorOptions): Executor {
   async function runPlan(
     plan: FragmentPlan,
     opts: ExecuteOptions,
-    lastTask: (common: { queryId: string; inputs: { relation: string; path: string }[]; memoryLimitBytes: number | undefined; deadlineMs: number | undefined; timeoutMs: number | undefined; interrupt: Int32Array }) => WorkerTask,
+    lastTask: (common: {
+      queryId: string;
+      systemScans?: { relation: string; sql?: string }[];
+      inputs: { relation: string; path: string }[];
+      memoryLimitBytes: number | undefined;
+      deadlineMs: number | undefined;
+      timeoutMs: number | undefined;
+      interrupt: Int32Array;
+    }) => WorkerTask,
   ): Promise<{ final: WorkerReply; perFragment: FragmentMetrics[] }> {
     if (plan.fragments.length === 0) throw new Error('Bug: empty fragment plan');
     const queryId = randomUUID();
@@ -227,6 +235,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
           if (replies.some((r) => r === undefined || !r.ok)) return undefined;
           const common = {
             queryId,
+            ...(f.systemScans ? { systemScans: f.systemScans.map((x) => ({ relation: x.relation, ...(x.sql !== undefined ? { sql: x.sql } : {}) })) } : {}),
             inputs: f.inputs.map((id) => ({ relation: fragmentRelation(id), path: spillPath(id) })),
             memoryLimitBytes: opts.memoryLimitBytes,
             deadlineMs: cell.deadlineMs,

@@ -47,6 +47,8 @@ export interface FragmentTask {
   readonly fragmentId: number;
   readonly sql: string;
   readonly scans: readonly TableScanInput[];
+  /** System-table rows the fragment reads, each a query bound as a view under its relation name. */
+  readonly systemScans?: readonly { readonly relation: string; readonly sql?: string }[];
   readonly inputs: readonly FragmentInputFile[];
   readonly output: FragmentOutput;
   /** Per-fragment memory limit in bytes (the instance's `memory_limit` is set for the fragment). */
@@ -64,6 +66,8 @@ export interface WriteTask {
   readonly queryId: string;
   readonly sql: string;
   readonly scans: readonly TableScanInput[];
+  /** System-table rows the write's query reads (as for fragments). */
+  readonly systemScans?: readonly { readonly relation: string; readonly sql?: string }[];
   readonly inputs: readonly FragmentInputFile[];
   /** Output columns in order with their field ids (`FIELD_IDS` of the COPY) and DuckDB types. */
   readonly columns: readonly { readonly name: string; readonly fieldId: number; readonly duckdbType: string; readonly fieldIdsSpec: string }[];

@@ -173,6 +173,15 @@ async function bindRelations(conn: DuckDBConnection, queryId: string, inputs: re
   }
 }
 
+/** System-table rows (a typed VALUES query filled in by the session) as views under their relation names. */
+async function bindSystemScans(conn: DuckDBConnection, systemScans: readonly { readonly relation: string; readonly sql?: string }[], created: Created): Promise<void> {
+  for (const system of systemScans) {
+    if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
+    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(system.relation)} AS ${system.sql}`);
+    created.views.push(system.relation);
+  }
+}
+
 /** Drops a task's views and temp tables and detaches its databases, so the connection is clean. */
 async function cleanUp(conn: DuckDBConnection, created: Created): Promise<void> {
   for (const view of created.views) {
@@ -227,6 +236,7 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   try {
     await setMemoryLimit(conn, task.memoryLimitBytes);
     await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
+    await bindSystemScans(conn, task.systemScans ?? [], created);
     const output = task.output;
     switch (output.kind) {
       case 'spill': {
@@ -292,6 +302,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
   try {
     await setMemoryLimit(conn, task.memoryLimitBytes);
     await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
+    await bindSystemScans(conn, task.systemScans ?? [], created);
     const cols = task.columns.map((c) => quoteIdent(c.name)).join(', ');
     const fieldIds = `{${task.columns.map((c) => `${sqlString(c.name)}: ${c.fieldIdsSpec}`).join(', ')}}`;
     const casts = task.columns.map((c) => `CAST(q.${quoteIdent(c.name)} AS ${c.duckdbType}) AS ${quoteIdent(c.name)}`).join(', ');

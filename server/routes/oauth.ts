@@ -7,15 +7,24 @@
  * per client id and per address.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateClient, type OAuthClient } from '../../engine/principals/clients.js';
+import { authenticateClientPrincipal, type OAuthClient } from '../../engine/principals/clients.js';
 import { canAuthenticate, loadPrincipalAuthState, type PrincipalAuthState } from '../../engine/principals/principals.js';
 import { parseScopeClaim, resolveRequestedScopes, type Scope } from '../../engine/principals/scopes.js';
 import type { AuthMethod } from '../auth/tokens.js';
 import type { FloeState } from '../state.js';
+import { authenticatePat, verifyKeypairAssertion } from '../../engine/principals/credentials.js';
+import { ALL_SCOPES } from '../../engine/principals/scopes.js';
+import { tokenRestriction } from '../../engine/principals/settings.js';
+import { DEFAULT_TENANT } from '../../engine/principals/bootstrap.js';
+import { registerSignInRoute } from './sign-in.js';
 
 export const GRANT_CLIENT_CREDENTIALS = 'client_credentials';
 export const GRANT_TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const GRANT_REFRESH_TOKEN = 'refresh_token';
+/** A personal access token (form field `pat`) for a short-lived JWT with auth_method=pat. */
+export const GRANT_PAT = 'pat';
+/** RFC 7523: a JWT signed with a registered service-account keypair (form field `assertion`). */
+export const GRANT_JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 export const TOKEN_TYPE_ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
 export const TOKEN_TYPE_JWT = 'urn:ietf:params:oauth:token-type:jwt';
 
@@ -72,6 +81,14 @@ export function registerOAuthRoutes(app: FastifyInstance, state: FloeState): voi
           grantLabel.value = 'refresh_token';
           response = await refreshTokenGrant(state, req, form);
           break;
+        case GRANT_PAT:
+          grantLabel.value = 'pat';
+          response = await patGrant(state, req, form);
+          break;
+        case GRANT_JWT_BEARER:
+          grantLabel.value = 'jwt_bearer';
+          response = await jwtBearerGrant(state, req, form);
+          break;
         default:
           throw new OAuthRefusal('unsupported_grant_type', `grant_type ${grantType} is not supported`);
       }
@@ -83,6 +100,7 @@ export function registerOAuthRoutes(app: FastifyInstance, state: FloeState): voi
       return sendRefusal(reply, req, e);
     }
   });
+  registerSignInRoute(app, state);
 }
 
 function noStore(reply: FastifyReply): FastifyReply {
@@ -136,8 +154,9 @@ async function authenticate(state: FloeState, req: FastifyRequest, presented: Pr
   const addressKey = `address:${req.ip}`;
   const wait = Math.max(state.failuresByClient.retryAfterSeconds(clientKey), state.failuresByAddress.retryAfterSeconds(addressKey));
   if (wait > 0) throw new OAuthRefusal('invalid_client', `too many failed authentication attempts; retry in ${wait} s`, 429, wait);
-  const client = await authenticateClient(state.store, presented.clientId, presented.clientSecret);
-  const principal = client && await loadPrincipalAuthState(state.store, client.tenantId, client.principalId);
+  const found = await authenticateClientPrincipal(state.store, presented.clientId, presented.clientSecret);
+  const client = found?.client;
+  const principal = found?.principal;
   if (!client || !principal) {
     state.failuresByClient.recordFailure(clientKey);
     state.failuresByAddress.recordFailure(addressKey);
@@ -175,6 +194,7 @@ async function tokenExchangeGrant(state: FloeState, form: TokenForm): Promise<To
   if (requested !== undefined && requested !== TOKEN_TYPE_ACCESS && requested !== TOKEN_TYPE_JWT) throw new OAuthRefusal('invalid_request', `requested_token_type ${requested} is not supported`);
   const subject = await state.tokens.verify(subjectToken);
   if (!subject.ok) throw new OAuthRefusal('invalid_grant', `subject_token is not valid: ${subject.reason}`);
+  if (tokenRestriction(subject.auth.claims.scope)) throw new OAuthRefusal('invalid_grant', 'a restricted sign-in token cannot be exchanged');
   const actorToken = form.get('actor_token');
   if (actorToken !== undefined) {
     const actor = await state.tokens.verify(actorToken);
@@ -209,4 +229,45 @@ async function refreshTokenGrant(state: FloeState, req: FastifyRequest, form: To
   if (!scopes.ok) throw new OAuthRefusal('invalid_scope', scopes.reason);
   const issued = await state.tokens.issue({ principal, scopes: scopes.scopes, authMethod: grant.authMethod as AuthMethod, amr: grant.amr, authTime: grant.authTime });
   return { access_token: issued.accessToken, token_type: 'Bearer', expires_in: issued.expiresIn, scope: scopes.scopes.join(' '), refresh_token: redeemed.next };
+}
+
+/** Refuses when the address has failed too often; records a failure otherwise on refusal. */
+function checkAddress(state: FloeState, req: FastifyRequest): string {
+  const addressKey = `address:${req.ip}`;
+  const wait = state.failuresByAddress.retryAfterSeconds(addressKey);
+  if (wait > 0) throw new OAuthRefusal('invalid_grant', `too many failed attempts; retry in ${wait} s`, 429, wait);
+  return addressKey;
+}
+
+async function patGrant(state: FloeState, req: FastifyRequest, form: TokenForm): Promise<TokenResponse> {
+  const pat = form.get('pat');
+  if (!pat) throw new OAuthRefusal('invalid_request', 'pat is required');
+  const addressKey = checkAddress(state, req);
+  const checked = await authenticatePat(state.store, pat, state.clock.now());
+  if (!checked.ok) {
+    state.failuresByAddress.recordFailure(addressKey);
+    throw new OAuthRefusal('invalid_grant', 'the personal access token is not valid');
+  }
+  const scopes = resolveRequestedScopes(form.get('scope'), checked.value.scopes);
+  if (!scopes.ok) throw new OAuthRefusal('invalid_scope', scopes.reason);
+  const issued = await state.tokens.issue({ principal: checked.value.principal, scopes: scopes.scopes, authMethod: 'pat', amr: ['pat'] });
+  return { access_token: issued.accessToken, token_type: 'Bearer', expires_in: issued.expiresIn, scope: scopes.scopes.join(' ') };
+}
+
+async function jwtBearerGrant(state: FloeState, req: FastifyRequest, form: TokenForm): Promise<TokenResponse> {
+  const assertion = form.get('assertion');
+  if (!assertion) throw new OAuthRefusal('invalid_request', 'assertion is required');
+  const addressKey = checkAddress(state, req);
+  const endpoint = `${req.protocol}://${req.host}/v1/oauth/tokens`;
+  const checked = await verifyKeypairAssertion(state.store, assertion, {
+    audiences: [state.config.auth.issuer, state.config.auth.audience, endpoint], nowMs: state.clock.now(), defaultTenant: DEFAULT_TENANT,
+  });
+  if (!checked.ok) {
+    state.failuresByAddress.recordFailure(addressKey);
+    throw new OAuthRefusal('invalid_grant', checked.reason);
+  }
+  const scopes = resolveRequestedScopes(form.get('scope'), ALL_SCOPES);
+  if (!scopes.ok) throw new OAuthRefusal('invalid_scope', scopes.reason);
+  const issued = await state.tokens.issue({ principal: checked.value, scopes: scopes.scopes, authMethod: 'keypair', amr: ['swk'] });
+  return { access_token: issued.accessToken, token_type: 'Bearer', expires_in: issued.expiresIn, scope: scopes.scopes.join(' ') };
 }
