@@ -158,6 +158,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     tempDirectory: path.join(spillRoot, `workers-${instanceId}`),
     maxTempDirectoryBytes: options.maxTempDirectoryBytes ?? 16 * 1024 ** 3,
     allowedDirectories: [...options.dataDirectories.map((d) => path.resolve(d)), spillRoot],
+    creationLock: new Int32Array(new SharedArrayBuffer(4)),
   };
   mkdirSync(baseConfig.tempDirectory, { recursive: true });
   const pool = new Piscina({

@@ -20,6 +20,8 @@ export interface WorkerConfig {
   readonly maxTempDirectoryBytes: number;
   /** Folders the instance may read and write: the warehouse folder(s) and the executor's spill root. */
   readonly allowedDirectories: readonly string[];
+  /** Shared lock serializing instance creation across the pool's workers (CPU accounting). */
+  readonly creationLock: Int32Array;
 }
 
 /** Values of the interrupt cell (`Int32Array` over a SharedArrayBuffer, index 0). */

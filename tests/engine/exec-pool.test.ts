@@ -226,3 +226,17 @@ t.test('writePlan writes the last fragment of a multi-fragment plan', async (t) 
   const back = await exec.execute(one(`SELECT k, n FROM read_parquet('${r.files[0]!.path}') ORDER BY k`));
   t.same(back.rows, [[0, 34], [1, 33], [2, 33]]);
 });
+
+t.test('with DuckDB threads per worker, the fragment CPU includes the background threads', async (t) => {
+  const multi = createExecutor({ workers: 1, threadsPerWorker: 2, spillDirectory: path.join(root, 'spill-multi'), dataDirectories: [warehouse] });
+  t.teardown(() => multi.close());
+  const sql = 'SELECT sum(hash(x) % 1000) AS s, count(DISTINCT x % 100000) AS d FROM range(20000000) t(x)';
+  const r = await multi.execute(one(sql));
+  t.equal(r.rows[0]![1], 100000);
+  const single = await exec.execute(one(sql));
+  // The calling thread mostly waits while the background thread works (counting only it gave ~3%
+  // of the work); CPU time, unlike wall time, does not depend on how busy the machine is.
+  t.ok(r.metrics.cpuMs > single.metrics.cpuMs * 0.5, `cpu ${Math.round(r.metrics.cpuMs)} ms with 2 threads, ${Math.round(single.metrics.cpuMs)} ms with 1`);
+  const e = await failure(multi.execute(one('SELECT sum(hash(x)) FROM range(100000000000) t(x)'), { timeoutMs: 200 }));
+  t.equal(e.code, 'QUERY_TIMEOUT');
+});
