@@ -15,7 +15,8 @@
  * The instance lives as long as the thread: that is the worker's state by design (a process
  * boundary), and the only module-level state in the engine.
  */
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { threadId, workerData } from 'node:worker_threads';
 import {
   DuckDBBlobValue, DuckDBDateValue, DuckDBDecimalValue, DuckDBInstance, DuckDBPendingResultState, DuckDBTimeValue, DuckDBTimestampTZValue, DuckDBTimestampValue,
@@ -44,14 +45,29 @@ async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
   // One temp_directory per instance: DuckDB names its spill files per instance, not per process.
   const tempDirectory = `${c.tempDirectory}/thread-${threadId}`;
   mkdirSync(tempDirectory, { recursive: true });
-  const instance = await DuckDBInstance.create(':memory:', {
-    threads: String(c.threads),
-    memory_limit: `${c.memoryLimitBytes}B`,
-    temp_directory: tempDirectory,
-    max_temp_directory_size: `${c.maxTempDirectoryBytes}B`,
-    autoload_known_extensions: 'false',
-    autoinstall_known_extensions: 'false',
-  });
+  // DuckDB's background threads (threads − 1) are this worker's too: find their ids by the threads
+  // that appear while the instance starts, under a lock shared by the pool's workers (and with
+  // libuv's thread pool already started), so the fragment's CPU time includes theirs.
+  await stat(tempDirectory);
+  while (Atomics.compareExchange(c.creationLock, 0, 0, 1) !== 0) Atomics.wait(c.creationLock, 0, 1, 20);
+  let instance: DuckDBInstance;
+  try {
+    const before = new Set(taskIds());
+    instance = await DuckDBInstance.create(':memory:', {
+      threads: String(c.threads),
+      memory_limit: `${c.memoryLimitBytes}B`,
+      temp_directory: tempDirectory,
+      max_temp_directory_size: `${c.maxTempDirectoryBytes}B`,
+      autoload_known_extensions: 'false',
+      autoinstall_known_extensions: 'false',
+    });
+    const spawned = taskIds().filter((t) => !before.has(t));
+    // Anything but exactly the expected count means another thread started meanwhile: count only our own.
+    backgroundThreads = spawned.length === c.threads - 1 ? spawned : [];
+  } finally {
+    Atomics.store(c.creationLock, 0, 0);
+    Atomics.notify(c.creationLock, 0);
+  }
   const conn = await instance.connect();
   try {
     try {
@@ -86,11 +102,33 @@ function connection(): Promise<DuckDBConnection> {
   return connectionPromise;
 }
 
-/** CPU time of this thread in ms (Linux `schedstat`), else `undefined`. */
+/** Ids of the process's threads (Linux), or none. */
+function taskIds(): string[] {
+  try {
+    return readdirSync('/proc/self/task');
+  } catch {
+    return [];
+  }
+}
+
+/** The DuckDB background threads of this worker's instance (empty with `threads = 1`). */
+let backgroundThreads: readonly string[] = [];
+
+/**
+ * CPU time in ms of this thread plus its instance's background threads (Linux `schedstat`), else
+ * `undefined` (callers use wall time).
+ */
 function threadCpuMs(): number | undefined {
   try {
-    const text = readFileSync('/proc/thread-self/schedstat', 'utf8');
-    return Number(text.split(' ')[0]) / 1e6;
+    let ns = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+    for (const tid of backgroundThreads) {
+      try {
+        ns += Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // A thread that ended adds nothing more.
+      }
+    }
+    return ns / 1e6;
   } catch {
     return undefined;
   }
@@ -173,6 +211,15 @@ async function bindRelations(conn: DuckDBConnection, queryId: string, inputs: re
   }
 }
 
+/** System-table rows (a typed VALUES query filled in by the session) as views under their relation names. */
+async function bindSystemScans(conn: DuckDBConnection, systemScans: readonly { readonly relation: string; readonly sql?: string }[], created: Created): Promise<void> {
+  for (const system of systemScans) {
+    if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
+    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(system.relation)} AS ${system.sql}`);
+    created.views.push(system.relation);
+  }
+}
+
 /** Drops a task's views and temp tables and detaches its databases, so the connection is clean. */
 async function cleanUp(conn: DuckDBConnection, created: Created): Promise<void> {
   for (const view of created.views) {
@@ -227,11 +274,7 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   try {
     await setMemoryLimit(conn, task.memoryLimitBytes);
     await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
-    for (const system of task.systemScans ?? []) {
-      if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
-      await conn.run(`CREATE TEMP VIEW ${quoteIdent(system.relation)} AS ${system.sql}`);
-      created.views.push(system.relation);
-    }
+    await bindSystemScans(conn, task.systemScans ?? [], created);
     const output = task.output;
     switch (output.kind) {
       case 'spill': {
@@ -297,6 +340,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
   try {
     await setMemoryLimit(conn, task.memoryLimitBytes);
     await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
+    await bindSystemScans(conn, task.systemScans ?? [], created);
     const cols = task.columns.map((c) => quoteIdent(c.name)).join(', ');
     const fieldIds = `{${task.columns.map((c) => `${sqlString(c.name)}: ${c.fieldIdsSpec}`).join(', ')}}`;
     const casts = task.columns.map((c) => `CAST(q.${quoteIdent(c.name)} AS ${c.duckdbType}) AS ${quoteIdent(c.name)}`).join(', ');
