@@ -1,5 +1,6 @@
 /**
- * Public surface of the planner (pure, synchronous, no I/O). The session drives it:
+ * Public surface of the planner (pure, synchronous, no I/O; `planQuery` is the loop at the edge that
+ * awaits the catalog and file loaders it is given). The session drives it:
  *
  *   parse → bindStatement (loop while it answers {kind:'needs'}: load those tables/views, add facts)
  *         → caller loads each bound scan's files (planScan(metadata, io, scan.selector).tasks)
@@ -32,3 +33,5 @@ export function summaryEstimate(query: BoundQuery): number {
   return query.scans.reduce((n, s) => n + (summaryRecords(s.snapshot?.summary) ?? 0), 0);
 }
 export { explainPlan } from './explain.js';
+export { planQuery } from './plan-query.js';
+export type { PlannedQuery, PlanningSource, PlanQueryOptions } from './plan-query.js';
