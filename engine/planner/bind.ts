@@ -51,11 +51,15 @@ export interface ViewFacts {
   /** Column names of the view's schema, when it renames the query's columns. */
   readonly columnNames?: readonly string[];
 }
-/** The name does not exist (or the principal may not see it: the same answer, 42P01). */
+/** The name does not exist (or the principal may not learn that it does: the same answer, 42P01). */
 export interface MissingFacts {
   readonly kind: 'missing';
 }
-export type RelationFacts = TableFacts | ViewFacts | MissingFacts;
+/** The name is outside what the principal may read (another tenant's catalog, a revoked grant): 42501. */
+export interface ForbiddenFacts {
+  readonly kind: 'forbidden';
+}
+export type RelationFacts = TableFacts | ViewFacts | MissingFacts | ForbiddenFacts;
 
 /** A system table the caller's provider serves, with its column names. */
 export interface SystemTableFacts {
@@ -368,8 +372,10 @@ class Binder {
   // ---------------------------------------------------------------- table references
 
   scan(rel: Scan, env: Env): Bound {
-    const name = resolveTableName(rel.table, env.defaults);
     const last = rel.table.parts[rel.table.parts.length - 1]!;
+    // DuckDB would read a file named like this (a replacement scan); Floe never does.
+    if (looksLikeFilePath(last.name)) throw floeError('PERMISSION_DENIED', { detail: `"${last.name}" looks like a file path; only catalog tables can be read` });
+    const name = resolveTableName(rel.table, env.defaults);
     const alias: TableAlias = rel.alias ?? make('TableAlias', last.span, { name: last, columns: [] });
     if (isSystemTableName(name)) {
       const system = this.request.systemTables.get(name.name);
@@ -392,6 +398,8 @@ class Binder {
     switch (facts.kind) {
       case 'missing':
         throw floeError('UNDEFINED_TABLE', { name: formatTableName(name) });
+      case 'forbidden':
+        throw floeError('PERMISSION_DENIED', { detail: `table ${formatTableName(name)} is not readable by this principal` });
       case 'view':
         return this.view(rel, name, key, facts, alias, env);
       case 'table':
@@ -584,6 +592,11 @@ class Binder {
 }
 
 // ------------------------------------------------------------------ helpers
+
+/** A table name that reads as a file path or URL (`"data.csv"`, `"/etc/passwd"`, `"s3://b/k"`). */
+export function looksLikeFilePath(name: string): boolean {
+  return /[/\\]|^[a-z][a-z0-9+.-]*:/i.test(name) || /\.(csv|tsv|tbl|parquet|json|jsonl|ndjson|txt|gz|zst|bz2|xz|db|duckdb|sqlite3?|arrow|ipc|feather|avro|orc|xlsx?)$/i.test(name);
+}
 
 /**
  * `EXISTS (SELECT * FROM t …)` only asks whether a row exists: select `1` instead of `*` so the

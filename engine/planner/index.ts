@@ -8,8 +8,8 @@
  *
  * `refuseEngineStatement(sql)` turns DuckDB-only statements that did not parse into 42501.
  */
-export { bindQuery, bindStatement, scanPlaceholder, snapshotSelector, statementQuery, systemPlaceholder } from './bind.js';
-export type { BindRequest, BindResult, BoundQuery, BoundScan, BoundSystemScan, MissingFacts, RelationFacts, SystemTableFacts, TableFacts, ViewFacts } from './bind.js';
+export { bindQuery, bindStatement, looksLikeFilePath, scanPlaceholder, snapshotSelector, statementQuery, systemPlaceholder } from './bind.js';
+export type { BindRequest, BindResult, BoundQuery, BoundScan, BoundSystemScan, ForbiddenFacts, MissingFacts, RelationFacts, SystemTableFacts, TableFacts, ViewFacts } from './bind.js';
 export { checkIsolation, isFloeSetting, refuseEngineStatement } from './isolation.js';
 export { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS } from './function-allowlist.js';
 export { formatTableName, resolveTableName, tableKey, isSystemTableName, SYSTEM_SCHEMA } from './names.js';
