@@ -13,7 +13,7 @@
 import type {
   ColumnRef, CteDef, Expr, Ident, QualifiedName, Relation, Scan, SelectItem, Statement, TableAlias, TimeTravel,
 } from '../../grammar/index.js';
-import { floeError, ident, isExpr, make, planFeatures, unreachable } from '../../grammar/index.js';
+import { FloeError, floeError, ident, isExpr, make, planFeatures, unreachable } from '../../grammar/index.js';
 import type { PlanFeatures } from '../../grammar/index.js';
 import { IcebergError } from '../../catalog/iceberg/errors.js';
 import { resolveSnapshot } from '../../catalog/iceberg/scan.js';
@@ -26,7 +26,7 @@ import { isPrimitive } from '../../catalog/iceberg/types.js';
 import type { NestedField } from '../../catalog/iceberg/types.js';
 import type { LocationMapping } from '../../storage-creds/file-io.js';
 import { checkIsolation, checkNode } from './isolation.js';
-import { formatTableName, identName, isSystemTableName, resolveTableName, tableKey } from './names.js';
+import { formatTableName, isSystemTableName, resolveTableName, tableKey } from './names.js';
 import type { NameDefaults, TableName } from './names.js';
 import { conjuncts, flipComparison, literalForType, timestampMicros } from './predicates.js';
 import type { ScanPredicate } from './predicates.js';
@@ -425,7 +425,13 @@ class Binder {
     if (env.viewStack.length >= (this.request.maxViewDepth ?? 32)) throw floeError('INVALID_STATE', { detail: `views nested deeper than ${this.request.maxViewDepth ?? 32} levels at ${formatTableName(name)}` });
     let statement = this.#views.get(key);
     if (statement === undefined) {
-      statement = this.request.parse(facts.sql);
+      try {
+        statement = this.request.parse(facts.sql);
+      } catch (e) {
+        // The position in a syntax error would point into the view's text, not the user's query.
+        if (e instanceof FloeError) throw floeError('INVALID_STATE', { detail: `view ${formatTableName(name)} cannot be parsed: ${e.message}` });
+        throw e;
+      }
       this.#views.set(key, statement);
     }
     if (statement.kind !== 'Query') throw floeError('INVALID_STATE', { detail: `view ${formatTableName(name)} does not hold a query` });

@@ -98,6 +98,7 @@ t.test('views: nesting, defaults, column names, cycles', async (t) => {
   facts.set(tableKey(name('v3')), { kind: 'view', sql: 'SELECT r_name FROM region', columnNames: ['region_name'] });
   facts.set(tableKey(name('loop_a')), { kind: 'view', sql: 'SELECT * FROM loop_b' });
   facts.set(tableKey(name('loop_b')), { kind: 'view', sql: 'SELECT * FROM loop_a' });
+  facts.set(tableKey(name('broken')), { kind: 'view', sql: 'SELEC nonsense' });
   const req = tpchRequest(parser, facts);
   const q = bound('SELECT who FROM reports.v2', req);
   t.same(q.scans.map((s) => s.table.name), ['nation']);
@@ -106,6 +107,7 @@ t.test('views: nesting, defaults, column names, cycles', async (t) => {
   bound('SELECT region_name FROM v3', req);
   t.equal(errorOf(() => bound('SELECT r_name FROM v3', req))?.sqlState, '42703', 'the view renames the column');
   t.equal(errorOf(() => bound('SELECT * FROM loop_a', req))?.code, 'INVALID_STATE');
+  t.match(errorOf(() => bound('SELECT * FROM broken', req))?.message, /view lake\.tpch\.broken cannot be parsed: syntax error/);
   t.equal(errorOf(() => bound('SELECT * FROM v1 FOR VERSION AS OF 1', req))?.code, 'INVALID_PARAMETER');
 });
 
