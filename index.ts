@@ -54,6 +54,7 @@ export class Floe {
     }
     const principal: QueryPrincipal = {
       tenantId: admin.tenantId, principalId: admin.id, name: admin.name, roles: admin.roles, isTenantAdmin: true,
+      kind: admin.kind, authMethod: 'client_credentials', scopeClaim: 'sql',
       amr: ['embedded'], authTime: Math.floor(Date.now() / 1000), defaultWarehouse: null,
     };
     return new Floe(state, principal, () => {

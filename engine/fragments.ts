@@ -44,6 +44,12 @@ export interface TableScanInput {
    * columns (`write.data.partition-columns=false`).
    */
   readonly partitionSpecs?: readonly PartitionSpec[];
+  /**
+   * Row-level writes: the scan also yields `__floe_file_path` (the data file's location as the
+   * manifests list it) and `__floe_pos` (the row's 0-based position in that file), from which
+   * copy-on-write finds the files to rewrite and merge-on-read writes position deletes.
+   */
+  readonly rowPositions?: boolean;
 }
 
 /**
@@ -58,6 +64,11 @@ export interface SystemScanInput {
   readonly table: string;
   /** The provider's columns, in order. */
   readonly columns: readonly string[];
+  /**
+   * The rows as a DuckDB query (typed VALUES), filled in by the session from the provider before the
+   * plan runs: the worker binds it under `relation` like a scan. The planner leaves it out.
+   */
+  readonly sql?: string;
 }
 
 /** A unit of work for one worker. */

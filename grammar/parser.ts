@@ -5,7 +5,7 @@
  */
 import grammar from './sql.ohm-bundle.js';
 import { FloeError } from './errors.js';
-import { lex, lineColumn } from './lexer.js';
+import { lex, lineColumn, type TokenString } from './lexer.js';
 import { KEYWORD_TOKENS } from './keywords.js';
 import { createActions, checkActions, evaluate, type ParseContext } from './semantics.js';
 import type { Span, Statement } from './ir.js';
@@ -94,6 +94,19 @@ export class Parser {
       return { ok: false, error: new FloeError('SYNTAX_ERROR', { line, column, expected: lexed.error.expected, detail: lexed.error.detail }) };
     }
     const tokens = lexed.tokens;
+    try {
+      return this.#parseTokens(sql, tokens);
+    } catch (e) {
+      // The nesting and chain limits keep recursion far from the stack's end; this is the net
+      // under them (a caller already deep in its own stack): never a crash, a SYNTAX_ERROR.
+      if (e instanceof RangeError) {
+        return { ok: false, error: new FloeError('SYNTAX_ERROR', { line: 1, column: 1, expected: 'a simpler statement', detail: 'statement too complex to parse' }) };
+      }
+      throw e;
+    }
+  }
+
+  #parseTokens(sql: string, tokens: TokenString): ParseResult {
     const match = grammar.match(tokens.chars);
     if (match.failed()) {
       const pos = match.getRightmostFailurePosition();

@@ -11,7 +11,9 @@ import type { MetaStore } from '../catalog/store/meta-store.js';
 import { ClientError, createClient, revokeClient, rotateClient } from '../engine/principals/clients.js';
 import { createTenantWithAdmin } from '../engine/principals/bootstrap.js';
 import { findPrincipalByName } from '../engine/principals/principals.js';
-import { TenantError } from '../engine/principals/tenants.js';
+import { findTenant, TenantError } from '../engine/principals/tenants.js';
+import { replayFailedDeliveries } from '../engine/principals/webhook-worker.js';
+import { DEFAULT_PASSWORD_POLICY, loadPasswordPolicy, setPasswordPolicy } from '../engine/principals/passwords.js';
 import { buildManagementServer, buildServer } from './app.js';
 import { KeyRing } from './auth/key-ring.js';
 import { ConfigError, loadConfig, type FloeConfig } from './config.js';
@@ -24,6 +26,9 @@ const USAGE = `usage:
   floe admin rotate-client <client-id>
   floe admin revoke-client <client-id>
   floe admin rotate-signing-key
+  floe admin webhooks replay [--tenant T] [--delivery ID] [--event ID]
+  floe admin set-password-policy --tenant T [--min-length N] [--min-classes N] [--history N]
+        [--allow-username] [--allow-common] [--require-mfa]
 Every admin command also takes --config F and --data-dir D.`;
 
 class UsageError extends Error {}
@@ -175,6 +180,45 @@ async function admin(argv: string[]): Promise<void> {
       const { values } = parseArgs({ args: rest, options: COMMON_OPTIONS });
       const kid = await withAdminStore(values, (store) => KeyRing.rotate(store));
       console.log(`New signing key ${kid} is active; earlier keys verify until their tokens expire.`);
+      return;
+    }
+    case 'webhooks': {
+      const [sub, ...args] = rest;
+      if (sub !== 'replay') throw new UsageError('webhooks takes the subcommand replay');
+      const { values } = parseArgs({ args, options: { ...COMMON_OPTIONS, tenant: { type: 'string' }, delivery: { type: 'string' }, event: { type: 'string' } } });
+      const n = await withAdminStore(values, (store) => replayFailedDeliveries(store, { now: () => Date.now() }, {
+        ...(values.tenant ? { tenantId: values.tenant } : {}), ...(values.delivery ? { deliveryId: values.delivery } : {}), ...(values.event ? { eventId: values.event } : {}),
+      }));
+      console.log(`${n} failed webhook deliveries set back to pending; the worker retries them within its interval.`);
+      return;
+    }
+    case 'set-password-policy': {
+      const { values } = parseArgs({ args: rest, options: {
+        ...COMMON_OPTIONS, tenant: { type: 'string' }, 'min-length': { type: 'string' }, 'min-classes': { type: 'string' }, history: { type: 'string' },
+        'allow-username': { type: 'boolean' }, 'allow-common': { type: 'boolean' }, 'require-mfa': { type: 'boolean' },
+      } });
+      if (!values.tenant) throw new UsageError('set-password-policy needs --tenant');
+      const tenant = values.tenant;
+      const int = (v: string | undefined, name: string, min: number, max: number): number | undefined => {
+        if (v === undefined) return undefined;
+        if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
+        return Number(v);
+      };
+      const policy = await withAdminStore(values, async (store) => {
+        if (!await findTenant(store, tenant)) throw new UsageError(`no tenant ${tenant}`);
+        const current = await loadPasswordPolicy(store, tenant).catch(() => DEFAULT_PASSWORD_POLICY);
+        const next = {
+          minLength: int(values['min-length'], 'min-length', 1, 1024) ?? current.minLength,
+          minClasses: int(values['min-classes'], 'min-classes', 0, 4) ?? current.minClasses,
+          historyCount: int(values.history, 'history', 0, 100) ?? current.historyCount,
+          disallowUsername: values['allow-username'] ? false : current.disallowUsername,
+          refuseCommon: values['allow-common'] ? false : current.refuseCommon,
+          requireMfa: values['require-mfa'] ?? current.requireMfa,
+        };
+        await setPasswordPolicy(store, tenant, next);
+        return next;
+      });
+      console.log(`Password policy of tenant ${tenant}: ${JSON.stringify(policy)}`);
       return;
     }
     default:

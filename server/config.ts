@@ -57,6 +57,14 @@ export interface FloeConfig {
     readonly default_warehouse: string;
     /** Warehouses by name with their compute-unit rate per hour of execution (history's cu_consumed). */
     readonly warehouses: Readonly<Record<string, { readonly cu_per_hour: number }>>;
+    /** DuckDB worker threads (each one DuckDB instance with its own memory limit and spill folder). */
+    readonly workers: number;
+    /** DuckDB threads inside each worker. */
+    readonly threads_per_worker: number;
+    /** Local folders besides the warehouse that workers may read (tables registered from elsewhere). */
+    readonly data_directories: readonly string[];
+    /** Spill folder of the workers; `<data_dir>/spill` when null. */
+    readonly spill_directory: string | null;
   };
   /** Resource groups, routing rules, workload classes and the MLFQ (engine/wlm/config.ts, docs/workload.md). */
   readonly workload: WorkloadConfigSpec;
@@ -85,6 +93,10 @@ export const DEFAULT_CONFIG: FloeConfig = {
     max_timeout_ms: 3_600_000,
     default_warehouse: 'default',
     warehouses: { default: { cu_per_hour: 1 } },
+    workers: 2,
+    threads_per_worker: 1,
+    data_directories: [],
+    spill_directory: null,
   },
   workload: DEFAULT_WORKLOAD_SPEC,
   principals: DEFAULT_PRINCIPALS_CONFIG,
@@ -148,6 +160,10 @@ export const CONFIG_SCHEMA = {
             properties: { cu_per_hour: { type: 'number', minimum: 0 } },
           },
         },
+        workers: { type: 'integer', minimum: 1, maximum: 256 },
+        threads_per_worker: { type: 'integer', minimum: 1, maximum: 256 },
+        data_directories: { type: 'array', items: { type: 'string', minLength: 1 } },
+        spill_directory: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }] },
       },
     },
     principals: {

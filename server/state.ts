@@ -23,6 +23,12 @@ import { Parser } from '../grammar/parser.js';
 import { QueryHistory } from '../engine/history/query-history.js';
 import { QueryService } from '../engine/session/query-service.js';
 import { CatalogStatements } from '../engine/session/catalog-statements.js';
+import { QueryRunner } from '../engine/session/query-runner.js';
+import { PrincipalStatements } from '../engine/session/principal-statements.js';
+import { createExecutor, type Executor } from '../engine/exec/index.js';
+import { WorkloadManager, createWorkloadMetrics, resolveWorkloadConfig, systemClock as wlmSystemClock } from '../engine/wlm/index.js';
+import { DEFAULT_FRAGMENT_OPTIONS } from '../engine/planner/index.js';
+import type { SystemTableProvider } from '../engine/system/provider.js';
 
 export interface FloeState {
   readonly config: FloeConfig;
@@ -41,6 +47,10 @@ export interface FloeState {
   readonly queries: QueryService;
   /** The Iceberg REST catalog (also what the SQL engine commits through). */
   readonly catalog: CatalogService;
+  /** Admission, queueing, the MLFQ and the query killer. */
+  readonly wlm: WorkloadManager;
+  /** The DuckDB worker pool, started on the first query. */
+  readonly executor: () => Executor;
   /** Principal management: the server key box, the webhook worker and the maintenance timers. */
   readonly principals: {
     readonly secrets: SecretBox;
@@ -90,13 +100,35 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const catalog = new CatalogService({ store, io: new LocalFileIO(), clock });
     const parser = new Parser({ cacheSize: 2000 });
     const catalogStatements = new CatalogStatements(catalog);
+    const metrics = createMetrics();
+    const wlm = new WorkloadManager({ config: resolveWorkloadConfig(config.workload), clock: wlmSystemClock(), metrics: createWorkloadMetrics(metrics.registry) });
+    const dataDir = resolve(config.data_dir);
+    let executor: Executor | undefined;
+    // Started on first use: tests build many servers, and most never run a query.
+    const executorOf = (): Executor => (executor ??= createExecutor({
+      workers: config.query.workers, threadsPerWorker: config.query.threads_per_worker,
+      spillDirectory: config.query.spill_directory ?? resolve(dataDir, 'spill'),
+      dataDirectories: [resolve(dataDir, 'warehouse'), ...config.query.data_directories.map((d) => resolve(d))],
+    }));
     const warehouses = config.query.warehouses;
     const history = new QueryHistory(store, clock, {
       cuPerHour: (w) => (w !== null && Object.hasOwn(warehouses, w) ? warehouses[w]! : warehouses[config.query.default_warehouse]!).cu_per_hour,
     });
+    const systemTables = new Map<string, SystemTableProvider>([[history.name, history]]);
+    const queryRunner = new QueryRunner({
+      catalog, parser, executor: { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() },
+      wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
+    });
+    const secrets = await openSecretBox(store, config.principals.encryption_key);
+    const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets });
     const queries = new QueryService({
       parser, history, clock,
-      runners: { ddl: (ctx, statement) => catalogStatements.run(ctx, statement) },
+      runners: {
+        ddl: (ctx, statement) => catalogStatements.run(ctx, statement),
+        query: (ctx, statement) => queryRunner.run(ctx, statement),
+        principal: (ctx, statement) => principalStatements.run(ctx, statement),
+        invitation: (statement) => principalStatements.redeem(statement),
+      },
       defaultCatalog: 'default', defaultSchema: config.query.default_schema,
       maxResultRows: config.query.max_result_rows, maxTimeoutMs: config.query.max_timeout_ms,
       // A bug's details go to the log under a reference the client sees; never the SQL text.
@@ -108,7 +140,6 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     if (bootstrap.kind === 'created') await catalog.ensureDefaultCatalog(bootstrap.tenantId, `file://${resolve(config.data_dir, 'warehouse')}`);
     const idempotencyTimer = setInterval(() => void expireIdempotencyKeys(store, clock.now()).catch(() => undefined), 10 * 60_000);
     idempotencyTimer.unref();
-    const secrets = await openSecretBox(store, config.principals.encryption_key);
     const webhookWorker = new WebhookWorker({ store, clock, config: config.webhooks, secrets, ca: config.webhooks.ca_file ? readFileSync(config.webhooks.ca_file, 'utf8') : undefined });
     const maintenance = new PrincipalMaintenance(store, clock, config.principals);
     if (config.principals.background_jobs) {
@@ -117,15 +148,16 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     }
     return {
       catalog,
-      config, store, clock, keys, tokens, bootstrap, parser, history, queries,
+      config, store, clock, keys, tokens, bootstrap, parser, history, queries, wlm, executor: executorOf,
       principals: { secrets, webhookWorker, maintenance },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
       failuresByAddress: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_address }, clock),
-      metrics: createMetrics(),
+      metrics,
       async close() {
         if (timer) clearInterval(timer);
         await history.close();
+        await executor?.close();
         clearInterval(idempotencyTimer);
         maintenance.stop();
         await webhookWorker.stop();

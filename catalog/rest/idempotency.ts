@@ -2,7 +2,7 @@
  * Idempotency-Key replay (Iceberg REST `idempotency-key` parameter): the final response of a
  * mutating request (2xx and deterministic 4xx, never 5xx) is kept per tenant and key for the
  * advertised lifetime and replayed for a retry of the same request. A key reused for a different
- * request is refused (422) rather than answered with another operation's result.
+ * request is refused (400) rather than answered with another operation's result.
  */
 import { createHash } from 'node:crypto';
 import type { SqlExecutor } from '../store/meta-store.js';

@@ -216,3 +216,48 @@ export async function deleteEntity(db: SqlExecutor, entityId: string): Promise<b
   const r = await db.query('DELETE FROM catalog_entities WHERE id = $1', [entityId]);
   return r.rowCount === 1;
 }
+
+/** Catalog columns prefixed `c_`, for joins that fetch a catalog with its entities in one round trip. */
+const CATALOG_JOIN_COLUMNS = 'c.id AS c_id, c.tenant_id AS c_tenant_id, c.name AS c_name, c.warehouse_location AS c_warehouse_location, c.properties AS c_properties, c.location_mappings AS c_location_mappings, c.created_at AS c_created_at';
+
+type JoinedRow = { [K in keyof CatalogRow as `c_${K & string}`]: CatalogRow[K] } & { [K in keyof EntityRow]: EntityRow[K] | null };
+
+function splitJoined(r: JoinedRow): { catalog: CatalogRecord; entity: EntityRecord | undefined } {
+  const catalog = catalogOf({ id: r.c_id, tenant_id: r.c_tenant_id, name: r.c_name, warehouse_location: r.c_warehouse_location, properties: r.c_properties, location_mappings: r.c_location_mappings, created_at: r.c_created_at });
+  const entity = r.id === null ? undefined : entityOf(r as EntityRow);
+  return { catalog, entity };
+}
+
+/**
+ * The hot path of a table load: the tenant's catalog and the named entity in one query (the
+ * catalog is undefined when the tenant has no catalog of that name).
+ */
+export async function findCatalogAndEntity(db: SqlExecutor, tenantId: string, catalogName: string, namespaceKey: string, name: string): Promise<{ catalog: CatalogRecord | undefined; entity: EntityRecord | undefined }> {
+  const r = await db.query<JoinedRow>(
+    `SELECT ${CATALOG_JOIN_COLUMNS}, e.id, e.catalog_id, e.namespace_key, e.name, e.kind, e.metadata_location, e.version
+       FROM catalogs c LEFT JOIN catalog_entities e ON e.catalog_id = c.id AND e.namespace_key = $3 AND e.name = $4
+      WHERE c.tenant_id = $1 AND c.name = $2`,
+    [tenantId, catalogName, namespaceKey, name],
+  );
+  const row = r.rows[0];
+  return row === undefined ? { catalog: undefined, entity: undefined } : splitJoined(row);
+}
+
+/**
+ * `lockEntities` joined with the tenant's catalog: the commit's first statement both resolves the
+ * catalog and locks the rows (in (namespace, name) order). `catalog` is undefined when no row
+ * matched; the caller then resolves the catalog on its own to tell the errors apart.
+ */
+export async function lockEntitiesInCatalog(
+  db: SqlExecutor, tenantId: string, catalogName: string, idents: readonly { readonly namespaceKey: string; readonly name: string }[],
+): Promise<{ catalog: CatalogRecord | undefined; rows: readonly EntityRecord[] }> {
+  const r = await db.query<JoinedRow>(
+    `SELECT ${CATALOG_JOIN_COLUMNS}, e.id, e.catalog_id, e.namespace_key, e.name, e.kind, e.metadata_location, e.version
+       FROM catalog_entities e JOIN catalogs c ON c.id = e.catalog_id
+      WHERE c.tenant_id = $1 AND c.name = $2 AND (e.namespace_key, e.name) IN (SELECT * FROM unnest($3::text[], $4::text[]))
+      ORDER BY e.namespace_key, e.name FOR UPDATE OF e`,
+    [tenantId, catalogName, idents.map((i) => i.namespaceKey), idents.map((i) => i.name)],
+  );
+  const split = r.rows.map(splitJoined);
+  return { catalog: split[0]?.catalog, rows: split.map((s) => s.entity as EntityRecord) };
+}

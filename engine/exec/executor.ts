@@ -210,6 +210,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
             fragmentId: f.id,
             sql: f.sql,
             scans: f.scans,
+            ...(f.systemScans ? { systemScans: f.systemScans.map((x) => ({ relation: x.relation, ...(x.sql !== undefined ? { sql: x.sql } : {}) })) } : {}),
             inputs: f.inputs.map((id) => ({ relation: fragmentRelation(id), path: spillPath(id) })),
             output: isLast ? { kind: 'rows', maxRows: opts.maxRows } : { kind: 'spill', path: spillPath(f.id) },
             memoryLimitBytes: opts.memoryLimitBytes,

@@ -3,6 +3,8 @@
  * structured-clonable: plain objects, bigints, Maps, typed arrays, and one SharedArrayBuffer per
  * query for interrupts.
  */
+import type { Transform } from '../../catalog/iceberg/transforms.js';
+import type { PrimitiveType } from '../../catalog/iceberg/types.js';
 import type { TableScanInput } from '../fragments.js';
 import type { WireValue } from './values.js';
 
@@ -45,6 +47,8 @@ export interface FragmentTask {
   readonly fragmentId: number;
   readonly sql: string;
   readonly scans: readonly TableScanInput[];
+  /** System-table rows the fragment reads, each a query bound as a view under its relation name. */
+  readonly systemScans?: readonly { readonly relation: string; readonly sql?: string }[];
   readonly inputs: readonly FragmentInputFile[];
   readonly output: FragmentOutput;
   /** Per-fragment memory limit in bytes (the instance's `memory_limit` is set for the fragment). */
@@ -65,8 +69,10 @@ export interface WriteTask {
   readonly inputs: readonly FragmentInputFile[];
   /** Output columns in order with their field ids (`FIELD_IDS` of the COPY) and DuckDB types. */
   readonly columns: readonly { readonly name: string; readonly fieldId: number; readonly duckdbType: string; readonly fieldIdsSpec: string }[];
-  /** One SQL expression per partition field over the output columns (in spec order); empty = unpartitioned. */
-  readonly partitionExpressions: readonly string[];
+  /** The partition spec's fields over the output columns (in spec order); empty = unpartitioned. */
+  readonly partitionFields: readonly { readonly column: string; readonly transform: Transform; readonly sourceType: PrimitiveType }[];
+  /** Columns each file is sorted by (position delete files are sorted by file and position). */
+  readonly orderBy?: readonly string[];
   /** Folder (local path) the data files go to: `<dataDirectory>/<fileNamePrefix>-<n>.parquet`, one per partition tuple. */
   readonly dataDirectory: string;
   readonly fileNamePrefix: string;
@@ -95,6 +101,7 @@ export interface WrittenFile {
   readonly recordCount: number;
   readonly fileSizeInBytes: number;
   readonly columns: readonly {
+    /** `path_in_schema` of the column chunk (a top-level column's name), one entry per row group. */
     readonly name: string;
     readonly valueCount: number;
     readonly nullCount: number | null;

@@ -17,12 +17,17 @@
  */
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { threadId, workerData } from 'node:worker_threads';
-import { DuckDBInstance, DuckDBPendingResultState } from '@duckdb/node-api';
-import type { DuckDBConnection, DuckDBMaterializedResult, DuckDBResult } from '@duckdb/node-api';
+import {
+  DuckDBBlobValue, DuckDBDateValue, DuckDBDecimalValue, DuckDBInstance, DuckDBPendingResultState, DuckDBTimeValue, DuckDBTimestampTZValue, DuckDBTimestampValue,
+} from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBMaterializedResult, DuckDBResult, DuckDBValue } from '@duckdb/node-api';
+import type { IcebergValue } from '../../catalog/iceberg/conversions.js';
+import { applyTransform } from '../../catalog/iceberg/transforms.js';
 import { DuckDBResultReader } from '@duckdb/node-api';
 import { isFloeError, floeError } from '../../grammar/errors.js';
 import type { FloeError } from '../../grammar/errors.js';
 import { localPath, quoteIdent, scanSql, sqlString } from '../iceberg-io/read.js';
+import { transformSql } from '../iceberg-io/partition-sql.js';
 import { fragmentRelation } from '../fragments.js';
 import type { TableScanInput } from '../fragments.js';
 import { mapDuckDBError } from './errors.js';
@@ -65,9 +70,20 @@ async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
   return instance;
 }
 
-function instance(): Promise<DuckDBInstance> {
-  instancePromise ??= createInstance(config);
-  return instancePromise;
+let connectionPromise: Promise<DuckDBConnection> | undefined;
+let currentMemoryLimit: number | undefined;
+
+/**
+ * The worker's one connection, reused by every task (a task runs alone on its worker): connecting
+ * and closing per fragment costs more than a small query. Tasks drop what they create (temp views
+ * and tables, attached databases) in `finally`.
+ */
+function connection(): Promise<DuckDBConnection> {
+  connectionPromise ??= (async () => {
+    instancePromise ??= createInstance(config);
+    return (await instancePromise).connect();
+  })();
+  return connectionPromise;
 }
 
 /** CPU time of this thread in ms (Linux `schedstat`), else `undefined`. */
@@ -136,16 +152,42 @@ async function drive(conn: DuckDBConnection, sql: string, task: Interruptible): 
 }
 
 /** Makes the inputs and scans visible under their relation names in this connection. */
-async function bindRelations(conn: DuckDBConnection, queryId: string, inputs: readonly FragmentInputFile[], scans: readonly TableScanInput[], attached: string[]): Promise<void> {
+/** What a task created in the shared connection, removed when it ends. */
+interface Created {
+  readonly attached: string[];
+  readonly views: string[];
+}
+
+async function bindRelations(conn: DuckDBConnection, queryId: string, inputs: readonly FragmentInputFile[], scans: readonly TableScanInput[], created: Created): Promise<void> {
   for (const [i, input] of inputs.entries()) {
     const alias = `__floe_in_${queryId.replace(/[^a-zA-Z0-9]/g, '')}_${i}`;
     await conn.run(`ATTACH ${sqlString(input.path)} AS ${quoteIdent(alias)} (READ_ONLY)`);
-    attached.push(alias);
-    await conn.run(`CREATE TEMP VIEW ${quoteIdent(input.relation)} AS SELECT * FROM ${quoteIdent(alias)}.r`);
+    created.attached.push(alias);
+    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(input.relation)} AS SELECT * FROM ${quoteIdent(alias)}.r`);
+    created.views.push(input.relation);
   }
   for (const scan of scans) {
     const noIds = scan.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, scan);
-    await conn.run(`CREATE TEMP VIEW ${quoteIdent(scan.relation)} AS ${scanSql(scan, { filesWithoutFieldIds: noIds })}`);
+    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(scan.relation)} AS ${scanSql(scan, { filesWithoutFieldIds: noIds })}`);
+    created.views.push(scan.relation);
+  }
+}
+
+/** Drops a task's views and temp tables and detaches its databases, so the connection is clean. */
+async function cleanUp(conn: DuckDBConnection, created: Created): Promise<void> {
+  for (const view of created.views) {
+    try {
+      await conn.run(`DROP VIEW IF EXISTS temp.${quoteIdent(view)}`);
+    } catch {
+      // Gone already.
+    }
+  }
+  for (const alias of created.attached) {
+    try {
+      await conn.run(`DETACH ${quoteIdent(alias)}`);
+    } catch {
+      // Gone already.
+    }
   }
 }
 
@@ -164,25 +206,16 @@ async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput
   return out;
 }
 
-async function detachAll(conn: DuckDBConnection, attached: readonly string[]): Promise<void> {
-  for (const alias of attached) {
-    try {
-      await conn.run(`DETACH ${quoteIdent(alias)}`);
-    } catch {
-      // Already gone.
-    }
-  }
-}
-
 async function setMemoryLimit(conn: DuckDBConnection, bytes: number | undefined): Promise<void> {
   const limit = Math.max(16 * 1024 * 1024, Math.floor(bytes ?? config.memoryLimitBytes));
+  if (limit === currentMemoryLimit) return;
   await conn.run(`SET memory_limit = '${limit}B'`);
+  currentMemoryLimit = limit;
 }
 
 async function runFragment(task: FragmentTask): Promise<WorkerReply> {
-  const db = await instance();
-  const conn = await db.connect();
-  const attached: string[] = [];
+  const conn = await connection();
+  const created: Created = { attached: [], views: [] };
   const cpu0 = threadCpuMs();
   const wall0 = performance.now();
   let rows = 0;
@@ -193,13 +226,18 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   };
   try {
     await setMemoryLimit(conn, task.memoryLimitBytes);
-    await bindRelations(conn, task.queryId, task.inputs, task.scans, attached);
+    await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
+    for (const system of task.systemScans ?? []) {
+      if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
+      await conn.run(`CREATE TEMP VIEW ${quoteIdent(system.relation)} AS ${system.sql}`);
+      created.views.push(system.relation);
+    }
     const output = task.output;
     switch (output.kind) {
       case 'spill': {
         const alias = `__floe_out_${task.queryId.replace(/[^a-zA-Z0-9]/g, '')}_${task.fragmentId}`;
         await conn.run(`ATTACH ${sqlString(output.path)} AS ${quoteIdent(alias)}`);
-        attached.push(alias);
+        created.attached.push(alias);
         const result = await drive(conn, `CREATE TABLE ${quoteIdent(alias)}.r AS ${task.sql}`, task);
         rows = Number((await result.getRowsJS())[0]?.[0] ?? 0);
         return { ok: true, kind: 'spilled', metrics: metrics() };
@@ -223,20 +261,31 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   } catch (e) {
     return { ok: false, error: toWireError(e, task), metrics: metrics() };
   } finally {
-    await detachAll(conn, attached);
-    conn.closeSync();
+    await cleanUp(conn, created);
   }
+}
+
+/** A DuckDB value as the Iceberg single value the transforms take. */
+function icebergValueOf(v: DuckDBValue): IcebergValue | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'boolean' || typeof v === 'number' || typeof v === 'bigint' || typeof v === 'string') return v;
+  if (v instanceof DuckDBDecimalValue) return v.value;
+  if (v instanceof DuckDBDateValue) return v.days;
+  if (v instanceof DuckDBTimestampValue || v instanceof DuckDBTimestampTZValue || v instanceof DuckDBTimeValue) return v.micros;
+  if (v instanceof DuckDBBlobValue) return v.bytes;
+  return v.toString();
 }
 
 /**
  * A write: the rows of `sql` go to one Parquet file per partition tuple, with Iceberg field ids.
- * Partition tuples are numbered by `dense_rank()` over the partition expressions, so each file is one
- * COPY of the rows of one number; the stats come back raw from `parquet_metadata`.
+ * Rows are staged in a temp table (which spills like any DuckDB data); partition values are computed
+ * in SQL, except `bucket`, computed here with Iceberg's murmur3 over the distinct values and joined
+ * back. Tuples are numbered by `dense_rank()`, each file is one COPY of one number, and the stats
+ * come back raw from `parquet_metadata`.
  */
 async function runWrite(task: WriteTask): Promise<WorkerReply> {
-  const db = await instance();
-  const conn = await db.connect();
-  const attached: string[] = [];
+  const conn = await connection();
+  const created: Created = { attached: [], views: [] };
   const cpu0 = threadCpuMs();
   const wall0 = performance.now();
   let rows = 0;
@@ -247,15 +296,35 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
   };
   try {
     await setMemoryLimit(conn, task.memoryLimitBytes);
-    await bindRelations(conn, task.queryId, task.inputs, task.scans, attached);
+    await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
     const cols = task.columns.map((c) => quoteIdent(c.name)).join(', ');
     const fieldIds = `{${task.columns.map((c) => `${sqlString(c.name)}: ${c.fieldIdsSpec}`).join(', ')}}`;
     const casts = task.columns.map((c) => `CAST(q.${quoteIdent(c.name)} AS ${c.duckdbType}) AS ${quoteIdent(c.name)}`).join(', ');
-    const parts = task.partitionExpressions.map((e, i) => `${e} AS __floe_p${i}`);
-    const order = task.partitionExpressions.map((_, i) => `__floe_p${i}`).join(', ');
+    await drive(conn, `CREATE TEMP TABLE __floe_stage AS SELECT ${casts} FROM (${task.sql}) AS q(${cols})`, task);
+    const exprs: string[] = [];
+    const joins: string[] = [];
+    for (const [i, pf] of task.partitionFields.entries()) {
+      if (pf.transform.kind !== 'bucket') {
+        exprs.push(`${transformSql(pf.column, pf.transform, pf.sourceType)} AS __floe_p${i}`);
+        continue;
+      }
+      // Bucket: murmur3 of each distinct value, computed with the catalog's transform.
+      await conn.run(`CREATE TEMP TABLE __floe_d${i} AS SELECT row_number() OVER () AS k, v FROM (SELECT DISTINCT ${quoteIdent(pf.column)} AS v FROM __floe_stage WHERE ${quoteIdent(pf.column)} IS NOT NULL)`);
+      await conn.run(`CREATE TEMP TABLE __floe_b${i} (k BIGINT, b INTEGER)`);
+      const distinct = (await conn.runAndReadAll(`SELECT k, v FROM __floe_d${i}`)).getRows();
+      for (let at = 0; at < distinct.length; at += 2000) {
+        const values = distinct.slice(at, at + 2000).map(([k, v]) => `(${String(k)}, ${String(applyTransform(pf.transform, pf.sourceType, icebergValueOf(v ?? null)))})`);
+        await conn.run(`INSERT INTO __floe_b${i} VALUES ${values.join(', ')}`);
+      }
+      joins.push(`LEFT JOIN (SELECT d.v, b.b FROM __floe_d${i} d JOIN __floe_b${i} b USING (k)) AS __floe_j${i} ON s.${quoteIdent(pf.column)} = __floe_j${i}.v`);
+      exprs.push(`__floe_j${i}.b AS __floe_p${i}`);
+    }
+    const order = task.partitionFields.map((_, i) => `__floe_p${i}`).join(', ');
     await drive(
       conn,
-      `CREATE TEMP TABLE __floe_write AS SELECT *${parts.length > 0 ? `, dense_rank() OVER (ORDER BY ${order}) AS __floe_part` : ', 1 AS __floe_part'} FROM (SELECT *${parts.length > 0 ? `, ${parts.join(', ')}` : ''} FROM (SELECT ${casts} FROM (${task.sql}) AS q(${cols})))`,
+      order === ''
+        ? `CREATE TEMP TABLE __floe_write AS SELECT *, 1 AS __floe_part FROM __floe_stage`
+        : `CREATE TEMP TABLE __floe_write AS SELECT *, dense_rank() OVER (ORDER BY ${order}) AS __floe_part FROM (SELECT s.*, ${exprs.join(', ')} FROM __floe_stage s ${joins.join(' ')})`,
       task,
     );
     const tuples = (await conn.runAndReadAll(`SELECT DISTINCT __floe_part${order === '' ? '' : `, ${order}`} FROM __floe_write ORDER BY 1`)).getRows();
@@ -263,7 +332,8 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
     for (const tuple of tuples) {
       const n = Number(tuple[0]);
       const path = `${task.dataDirectory.replace(/\/$/, '')}/${task.fileNamePrefix}-${String(n).padStart(5, '0')}.parquet`;
-      await drive(conn, `COPY (SELECT ${cols} FROM __floe_write WHERE __floe_part = ${n}) TO ${sqlString(path)} (FORMAT parquet, FIELD_IDS ${fieldIds})`, task);
+      const fileOrder = task.orderBy === undefined || task.orderBy.length === 0 ? '' : ` ORDER BY ${task.orderBy.map(quoteIdent).join(', ')}`;
+      await drive(conn, `COPY (SELECT ${cols} FROM __floe_write WHERE __floe_part = ${n}${fileOrder}) TO ${sqlString(path)} (FORMAT parquet, FIELD_IDS ${fieldIds})`, task);
       const meta = (await conn.runAndReadAll(
         `SELECT row_group_id, row_group_num_rows, path_in_schema, num_values, stats_null_count, total_compressed_size, coalesce(stats_min_value, stats_min), coalesce(stats_max_value, stats_max) FROM parquet_metadata(${sqlString(path)})`,
       )).getRowsJS();
@@ -288,16 +358,15 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
     }
     return { ok: true, kind: 'written', files, metrics: metrics() };
   } catch (e) {
-    // A failed write leaves no files behind that a commit could reference; unreferenced files are harmless but we remove what we can.
     return { ok: false, error: toWireError(e, task), metrics: metrics() };
   } finally {
     try {
-      await conn.run('DROP TABLE IF EXISTS __floe_write');
+      const temps = (await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE temporary AND starts_with(table_name, '__floe_')`)).getRowsJS();
+      for (const [name] of temps) await conn.run(`DROP TABLE IF EXISTS ${quoteIdent(String(name))}`);
     } catch {
       // The connection is closed next anyway.
     }
-    await detachAll(conn, attached);
-    conn.closeSync();
+    await cleanUp(conn, created);
   }
 }
 

@@ -187,10 +187,11 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
   const noIds = options.filesWithoutFieldIds ?? new Map<string, readonly string[]>();
   const fields = projectedFields(input.schema, input.columns);
   const byId = new Map(input.schema.fields.map((f) => [f.id, f] as const));
-  const outputs = fields.length === 0 ? `NULL::BOOLEAN AS ${quoteIdent(NO_COLUMN)}` : fields.map((f) => `${col(f.id)} AS ${quoteIdent(f.name)}`).join(', ');
+  const rowPositions = input.rowPositions === true;
+  const outputs = fields.length === 0 && !rowPositions ? `NULL::BOOLEAN AS ${quoteIdent(NO_COLUMN)}` : fields.map((f) => `${col(f.id)} AS ${quoteIdent(f.name)}`).join(', ');
   if (input.tasks.length === 0) {
     const empty = fields.length === 0 ? `NULL::BOOLEAN AS ${quoteIdent(NO_COLUMN)}` : fields.map((f) => `NULL::${duckdbType(f.type)} AS ${quoteIdent(f.name)}`).join(', ');
-    return `SELECT ${empty} WHERE false`;
+    return `SELECT ${empty}${rowPositions ? ', NULL::VARCHAR AS __floe_file_path, NULL::BIGINT AS __floe_pos' : ''} WHERE false`;
   }
   const nameMapping = parseNameMapping(input.nameMapping);
   const specs = new Map((input.partitionSpecs ?? []).map((p) => [p.specId, p] as const));
@@ -222,7 +223,7 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
     const neededFields = [...needed.values()].filter((f) => !g.constants.has(f.id));
     const constantSelect = constantFields.map((f) => `${g.constants.get(f.id) as string} AS ${col(f.id)}`);
     const paths = g.tasks.map((t) => localPath(t.file.filePath, mappings));
-    const positional = g.positionDeletes.length > 0;
+    const positional = g.positionDeletes.length > 0 || rowPositions;
     const extra = positional ? `, filename = '__floe_file', file_row_number = true` : '';
     let source: string;
     if (g.withIds) {
@@ -242,7 +243,7 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
       source = `SELECT ${select.join(', ')}${positional ? ', __floe_file, file_row_number AS __floe_pos' : ''} FROM read_parquet(${listOf(paths)}${extra})`;
     }
     const conditions: string[] = [];
-    if (positional) {
+    if (g.positionDeletes.length > 0) {
       const deletePaths = g.positionDeletes.map((d) => localPath(d.file.filePath, mappings));
       const pmap = schemaMap([
         { id: POSITION_DELETE_FILE_PATH_ID, name: 'file_path', type: 'VARCHAR' },
@@ -263,7 +264,10 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
       const on = ids.map((id) => `e.${quoteIdent(`__floe_e${id}`)} IS NOT DISTINCT FROM d.${col(id)}`).join(' AND ');
       conditions.push(`NOT EXISTS (SELECT 1 FROM (SELECT ${eCols.join(', ')} FROM read_parquet(${listOf([localPath(del.file.filePath, mappings)])}${emap})) AS e WHERE ${on})`);
     }
-    parts.push(`SELECT ${outputs} FROM (${source}) AS d${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}`);
+    const positionOutputs = rowPositions
+      ? `${fields.length > 0 ? ', ' : ''}(CASE d.__floe_file ${g.tasks.map((t, i) => `WHEN ${sqlString(paths[i] as string)} THEN ${sqlString(t.file.filePath)}`).join(' ')} END) AS __floe_file_path, d.__floe_pos AS __floe_pos`
+      : '';
+    parts.push(`SELECT ${outputs}${positionOutputs} FROM (${source}) AS d${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}`);
   }
   return parts.join(' UNION ALL ');
 }

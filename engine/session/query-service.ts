@@ -23,6 +23,7 @@ import { redact } from '../../grammar/redact.js';
 import { unreachable } from '../../grammar/ir.js';
 import type { QueryHistory, QueryLifecycle } from '../history/query-history.js';
 import { HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT } from '../history/query-history.js';
+import { statementAllowedUnderRestriction, tokenRestriction } from '../principals/index.js';
 import type { SystemViewer } from '../system/provider.js';
 
 /** Who runs the statement, as the auth hook established it. */
@@ -30,6 +31,11 @@ export interface QueryPrincipal {
   readonly tenantId: string;
   readonly principalId: string;
   readonly name: string;
+  readonly kind: 'user' | 'service_account';
+  /** How the token was obtained (`password`, `client_credentials`, `pat`, …). */
+  readonly authMethod: string;
+  /** The token's scope claim (a sign-in restriction lives there). */
+  readonly scopeClaim: string;
   readonly roles: readonly string[];
   readonly isTenantAdmin: boolean;
   /** RFC 8176 method references of the token (`pwd`, `otp`, …). */
@@ -116,7 +122,10 @@ export interface QueryServiceOptions {
   readonly history: QueryHistory;
   readonly clock: { now(): number };
   /** Runners by category; a category without one answers UNSUPPORTED_STATEMENT. */
-  readonly runners: Partial<Record<'query' | 'ddl' | 'principal' | 'workload', StatementRunner>>;
+  readonly runners: Partial<Record<'query' | 'ddl' | 'principal' | 'workload', StatementRunner>> & {
+    /** REDEEM INVITATION without a bearer token; `recordAs` names whose history it joins. */
+    readonly invitation?: (statement: Statement) => Promise<RowSet & { readonly recordAs?: { readonly tenantId: string; readonly principalId: string; readonly name: string } }>;
+  };
   readonly defaultCatalog: string;
   readonly defaultSchema: string;
   /** Largest result in rows; past it the statement fails with RESULT_TOO_LARGE, never truncates. */
@@ -155,6 +164,11 @@ export class QueryService {
       if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > this.o.maxTimeoutMs)) {
         throw floeError('INVALID_PARAMETER', { name: 'timeout_ms', detail: `must be an integer from 1 to ${this.o.maxTimeoutMs}` });
       }
+      // A sign-in that must first change its password or enroll a second factor may run only that.
+      const restriction = tokenRestriction(principal.scopeClaim);
+      if (restriction !== undefined && !statementAllowedUnderRestriction(restriction, parsed.statement)) {
+        throw floeError('PERMISSION_DENIED', { detail: restriction === 'change_password' ? 'the password must be changed first (ALTER USER SELF SET PASSWORD)' : 'a second factor must be enrolled first (ALTER USER SELF ENROLL MFA TOTP)' });
+      }
       const ctx: StatementContext = { principal, session, queryId, lifecycle, timeoutMs, source: request.source, signal: request.signal };
       const outcome = await this.run(ctx, parsed.statement);
       const result = outcome.result;
@@ -176,6 +190,30 @@ export class QueryService {
       }
       throw Object.assign(error, { queryId });
     }
+  }
+
+  /**
+   * A request without a bearer token: only REDEEM INVITATION, whose invitation token is the
+   * credential. Anything else is `undefined` (the route answers 401). A successful redemption is
+   * recorded in the invited user's tenant as theirs; a failed one has no tenant to be filed under.
+   */
+  async executeAnonymous(request: QueryRequest): Promise<QueryAnswer | undefined> {
+    const parsed = this.o.parser.tryParse(request.sql);
+    if (!parsed.ok || parsed.statement.kind !== 'RedeemInvitation') return undefined;
+    const runner = this.o.runners.invitation;
+    if (!runner) throw floeError('UNSUPPORTED_STATEMENT', { what: 'REDEEM INVITATION (principal management is not configured)' });
+    const started = this.o.clock.now();
+    const result = await runner(parsed.statement);
+    const queryId = randomUUID();
+    if (result.recordAs) {
+      const lifecycle = this.o.history.begin({
+        queryId, tenantId: result.recordAs.tenantId, userId: result.recordAs.principalId, userName: result.recordAs.name,
+        sql: redact(request.sql, this.o.parser), queryType: 'principal', source: request.source ?? null, warehouse: null,
+      });
+      lifecycle.running();
+      lifecycle.completed({ rowsProduced: result.rows.length });
+    }
+    return { columns: result.columns, types: result.types, rows: result.rows, queryId, rowCount: result.rows.length, elapsedMs: Math.max(0, this.o.clock.now() - started) };
   }
 
   private sessionOf(request: QueryRequest): SessionState {

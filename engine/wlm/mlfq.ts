@@ -104,9 +104,16 @@ export class MultilevelQueue<T> {
     this.levelMinPriority = new Array<number>(n).fill(-1);
   }
 
-  /** A fresh account for a query entering the scheduler (level 0, or its bypass level). */
+  /**
+   * A fresh account for a query entering the scheduler at level 0. Inside a level, quanta go in
+   * order of `levelPriority`: the time a query has run there, counted from the level's "now" (the
+   * priority of the last quantum taken) when it arrived, as Trino does for queries moving down a
+   * level. Starting new queries at 0 instead would let a stream of new queries starve a query that
+   * has already had one quantum; starting them at the level's now keeps the level round-robin-fair
+   * while a new query still goes before those that have run longer.
+   */
   newAccount(id: string, priority: number): MlfqQueryAccount {
-    return { id, priority, scheduledNanos: 0, level: 0, levelPriority: 0 };
+    return { id, priority, scheduledNanos: 0, level: 0, levelPriority: Math.max(0, this.levelMinPriority[0]!) };
   }
 
   get levels(): number {

@@ -20,7 +20,8 @@ export function queryPrincipalOf(req: FastifyRequest): QueryPrincipal {
   if (!auth) throw floeError('NOT_AUTHENTICATED', { detail: 'no token' });
   const p = auth.principal;
   return {
-    tenantId: p.tenantId, principalId: p.id, name: p.name, roles: p.roles,
+    tenantId: p.tenantId, principalId: p.id, name: p.name, roles: p.roles, kind: p.kind,
+    authMethod: auth.claims.auth_method, scopeClaim: auth.claims.scope,
     isTenantAdmin: p.roles.includes(TENANT_ADMIN_ROLE),
     amr: auth.claims.amr, authTime: auth.claims.auth_time, defaultWarehouse: null,
   };
@@ -73,13 +74,29 @@ function intParam(q: Record<string, unknown>, name: string, min: number, max: nu
 export function registerQueryRoutes(app: FastifyInstance, state: FloeState): void {
   app.post('/api/query', async (req, reply) => {
     try {
-      const request = parseQueryBody(req.body, req);
+      let request: QueryRequest;
+      try {
+        request = parseQueryBody(req.body, req);
+      } catch (e) {
+        // Without a token, say nothing about the body: authenticate first.
+        if (!req.auth) {
+          reply.header('www-authenticate', 'Bearer realm="floe"');
+          throw floeError('NOT_AUTHENTICATED', { detail: 'send Authorization: Bearer <access token>' });
+        }
+        throw e;
+      }
       // A client that goes away cancels its statement.
       const abort = new AbortController();
       const onClose = () => { if (!reply.sent) abort.abort(); };
       req.raw.once('close', onClose);
       try {
-        const answer = await state.queries.execute(queryPrincipalOf(req), { ...request, signal: abort.signal });
+        const answer = req.auth
+          ? await state.queries.execute(queryPrincipalOf(req), { ...request, signal: abort.signal })
+          : await state.queries.executeAnonymous(request);
+        if (!answer) {
+          reply.header('www-authenticate', 'Bearer realm="floe"');
+          throw floeError('NOT_AUTHENTICATED', { detail: 'send Authorization: Bearer <access token> (only REDEEM INVITATION runs without one)' });
+        }
         const wantsArrow = (req.headers.accept ?? '').includes(ARROW_STREAM);
         if (wantsArrow && answer.arrow) {
           return reply.type(ARROW_STREAM).header('x-floe-query-id', answer.queryId).send(Buffer.from(answer.arrow));

@@ -26,7 +26,7 @@ import type { CatalogDeps } from '../deps.js';
 import { badRequest, CatalogError, noSuchNamespace, noSuchTable, toCatalogError } from '../errors.js';
 import { readingMetadata, type LoadedTable } from '../loaded.js';
 import { requireCatalog } from '../resolve.js';
-import { insertEntity, lockEntities, swapMetadataLocation, type EntityRecord } from '../store.js';
+import { insertEntity, lockEntitiesInCatalog, swapMetadataLocation, type CatalogRecord, type EntityRecord } from '../store.js';
 import { NO_CONFIG, sqlState } from './tables.js';
 
 /** One table's part of a commit. */
@@ -54,15 +54,17 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
     if (seen.has(key)) throw badRequest(`Invalid commit: table ${qualifiedName(c.ident)} appears more than once`);
     seen.add(key);
   }
-  // Authorization: the catalog is looked up within the caller's tenant only.
-  const catalog = await requireCatalog(deps.store, ctx, catalogName);
-
-  // Business logic
+  // Business logic. Authorization: the catalog is resolved within the caller's tenant only, in the
+  // same statement that locks the rows.
   const written: string[] = [];
+  let catalog: CatalogRecord | undefined;
   let commitSent = false;
   try {
     const results = await deps.store.transaction(async (tx) => {
-      const rows = await lockEntities(tx, catalog.id, changes.map((c) => ({ namespaceKey: namespaceKey(c.ident.namespace), name: c.ident.name })));
+      const locked = await lockEntitiesInCatalog(tx, ctx.tenantId, catalogName, changes.map((c) => ({ namespaceKey: namespaceKey(c.ident.namespace), name: c.ident.name })));
+      const rows = locked.rows;
+      const cat = locked.catalog ?? (await requireCatalog(tx, ctx, catalogName));
+      catalog = cat;
       const byKey = new Map<string, EntityRecord>(rows.map((r) => [`${r.namespaceKey}\u0000${r.name}`, r]));
       const now = deps.clock.now();
       const out: LoadedTable[] = [];
@@ -73,7 +75,7 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
           throw creating ? new CatalogError('AlreadyExistsException', `View with same name already exists: ${qualifiedName(change.ident)}`) : noSuchTable(change.ident.namespace, change.ident.name);
         }
         if (row === undefined && !creating) throw noSuchTable(change.ident.namespace, change.ident.name);
-        const base: TableMetadata | undefined = row === undefined ? undefined : await readingMetadata(deps.files.readTable(catalog, row.metadataLocation));
+        const base: TableMetadata | undefined = row === undefined ? undefined : await readingMetadata(deps.files.readTable(cat, row.metadataLocation));
         assertRequirements(base, change.requirements);
         const next = applyUpdates(base, change.updates, {
           now,
@@ -81,16 +83,16 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
           newTableUuid: deps.newUuid(),
         });
         if (row !== undefined && next === base) {
-          out.push({ catalogId: catalog.id, ident: change.ident, metadataLocation: row.metadataLocation, metadata: base, config: NO_CONFIG });
+          out.push({ catalogId: cat.id, ident: change.ident, metadataLocation: row.metadataLocation, metadata: base, config: NO_CONFIG });
           continue;
         }
         const location = nextMetadataLocation(next, row?.metadataLocation, deps.newUuid());
         written.push(location);
-        await deps.files.writeTable(catalog, location, next);
+        await deps.files.writeTable(cat, location, next);
         if (row === undefined) {
           let inserted: EntityRecord | undefined;
           try {
-            inserted = await insertEntity(tx, { id: next.tableUuid, tenantId: ctx.tenantId, catalogId: catalog.id, namespaceKey: namespaceKey(change.ident.namespace), name: change.ident.name, kind: 'table', metadataLocation: location });
+            inserted = await insertEntity(tx, { id: next.tableUuid, tenantId: ctx.tenantId, catalogId: cat.id, namespaceKey: namespaceKey(change.ident.namespace), name: change.ident.name, kind: 'table', metadataLocation: location });
           } catch (e) {
             if (sqlState(e) === '23503') throw noSuchNamespace(change.ident.namespace);
             if (sqlState(e) === '23505') throw new CatalogError('CommitFailedException', `Requirement failed: table already exists: ${qualifiedName(change.ident)}`);
@@ -100,7 +102,7 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
         } else if (!(await swapMetadataLocation(tx, row.id, row.metadataLocation, location))) {
           throw new CatalogError('CommitFailedException', `Commit failed: table ${qualifiedName(change.ident)} changed concurrently`);
         }
-        out.push({ catalogId: catalog.id, ident: change.ident, metadataLocation: location, metadata: next, config: NO_CONFIG });
+        out.push({ catalogId: cat.id, ident: change.ident, metadataLocation: location, metadata: next, config: NO_CONFIG });
       }
       commitSent = true;
       return out;
@@ -111,7 +113,7 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
     if (commitSent && known === undefined) {
       throw new CatalogError('CommitStateUnknownException', `Commit state unknown: the metadata store failed while committing (${(e as Error).message})`, { cause: e });
     }
-    if (written.length > 0) await deps.files.discard(catalog, written);
+    if (written.length > 0 && catalog !== undefined) await deps.files.discard(catalog, written);
     if (known !== undefined) throw known;
     if (sqlState(e) === '40P01' || sqlState(e) === '40001') throw new CatalogError('CommitFailedException', 'Commit failed: concurrent update, retry', { cause: e });
     if (isStoreUnavailable(e)) throw e;

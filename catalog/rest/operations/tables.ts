@@ -13,11 +13,11 @@ import type { FileIO } from '../../../storage-creds/file-io.js';
 import type { CatalogContext, EntityIdent, Namespace } from '../context.js';
 import { namespaceKey, qualifiedName, validateEntityName, validateNamespace } from '../context.js';
 import type { CatalogDeps } from '../deps.js';
-import { CatalogError, noSuchNamespace, noSuchTable } from '../errors.js';
+import { CatalogError, noSuchNamespace, noSuchTable, noSuchWarehouse } from '../errors.js';
 import { readingMetadata, type LoadedTable } from '../loaded.js';
 import { keysetPage, type Page, type PageRequest } from '../paging.js';
 import { defaultEntityLocation, requireCatalog, requireNamespace } from '../resolve.js';
-import { deleteEntity, findEntity, insertEntity, listEntityRecords, swapMetadataLocation, type CatalogRecord, type EntityRecord } from '../store.js';
+import { deleteEntity, findCatalogAndEntity, findEntity, insertEntity, listEntityRecords, swapMetadataLocation, type CatalogRecord, type EntityRecord } from '../store.js';
 
 export interface CreateTableRequest {
   readonly name: string;
@@ -114,8 +114,10 @@ export async function createTable(deps: CatalogDeps, ctx: CatalogContext, catalo
 
 export async function loadTable(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, ident: EntityIdent): Promise<LoadedTable> {
   validateNamespace(ident.namespace);
-  const catalog = await requireCatalog(deps.store, ctx, catalogName);
-  const row = await requireTable(deps, deps.store, catalog, ident);
+  // One round trip on the hot path: the tenant's catalog and the table row together.
+  const { catalog, entity } = await findCatalogAndEntity(deps.store, ctx.tenantId, catalogName, namespaceKey(ident.namespace), ident.name);
+  if (catalog === undefined) throw noSuchWarehouse(catalogName);
+  const row = entity !== undefined && entity.kind === 'table' ? entity : await requireTable(deps, deps.store, catalog, ident);
   const metadata = await readingMetadata(deps.files.readTable(catalog, row.metadataLocation));
   return { catalogId: catalog.id, ident, metadataLocation: row.metadataLocation, metadata, config: NO_CONFIG };
 }

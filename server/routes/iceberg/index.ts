@@ -83,7 +83,7 @@ export function registerIcebergRoutes(app: FastifyInstance, state: FloeState): v
       const stored = await findStoredResponse(state.store, tenantId, key.toLowerCase(), state.clock.now());
       if (stored !== undefined) {
         if (stored.requestHash !== hash) {
-          await sendWireError(reply, 'iceberg', { status: 422, icebergType: 'UnprocessableEntityException', message: 'Idempotency-Key was already used for a different request' });
+          await sendWireError(reply, 'iceberg', { status: 400, icebergType: 'BadRequestException', message: 'Idempotency-Key was already used for a different request' });
           return reply;
         }
         reply.code(stored.status).headers({ ...stored.headers, 'idempotency-replayed': 'true' });

@@ -203,3 +203,14 @@ EXPLAIN CREATE TABLE t (a int)
 ----
 -- error 1:17 expected: SELECT, VALUES, "(", INSERT, UPDATE, DELETE or MERGE
 EXPLAIN ANALYZE ANALYZE SELECT 1
+----
+-- DuckDB has no schema-qualified star: only t.* is accepted.
+-- error 1:12 expected: an identifier
+SELECT s.t.* FROM s.t
+----
+-- DuckDB has no BETWEEN SYMMETRIC (SYMMETRIC is reserved).
+-- error 1:33 expected: an expression
+SELECT * FROM t WHERE a BETWEEN SYMMETRIC 10 AND 1
+----
+-- error 1:72 expected: at most 64 levels of nesting
+SELECT ((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))
