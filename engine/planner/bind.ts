@@ -159,7 +159,13 @@ interface FromEntry {
   readonly complete: boolean;
   /** For base-table scans: which field each visible column is. */
   readonly scan: ScanState | undefined;
-  readonly fieldIds: readonly number[];
+  /** Field id of each visible column (undefined for computed columns of a pass-through entry). */
+  readonly fieldIds: readonly (number | undefined)[];
+  /**
+   * A derived table or view that only renames and filters one scan's columns: predicates on its
+   * columns prune that scan's files, but `*` over it does not make the scan read every column.
+   */
+  readonly passThrough?: boolean;
 }
 
 /** The names visible to the expressions of one SELECT block. */
@@ -230,8 +236,8 @@ class Binder {
       case 'Derived': {
         const inner = this.relation(rel.query, { ...env, aliasNames: NO_NAMES });
         const out = renamed(inner.out, rel.alias);
-        const entry: FromEntry = rel.alias === undefined ? { ...plainEntry(undefined, out) } : plainEntry(rel.alias.name, out);
-        return { rel: { ...rel, query: inner.rel }, out, entries: [entry], inner: [] };
+        const entry = withPassThrough(plainEntry(rel.alias?.name, out), inner);
+        return { rel: { ...rel, query: inner.rel }, out, entries: [entry], inner: entry.passThrough === true ? [entry] : [] };
       }
       case 'Values': {
         const width = rel.rows[0]?.length ?? 0;
@@ -448,9 +454,9 @@ class Binder {
     const columns = rel.alias !== undefined && rel.alias.columns.length > 0 ? rel.alias.columns : (facts.columnNames ?? []).map((c) => ident(c, alias.span, true));
     const viewAlias: TableAlias = { ...alias, columns };
     const out = renamed(body.out, viewAlias);
-    const entry: FromEntry = { ...plainEntry(alias.name, out), tableName: rel.alias === undefined ? name : undefined };
+    const entry = withPassThrough({ ...plainEntry(alias.name, out), tableName: rel.alias === undefined ? name : undefined }, body);
     const derived = make('Derived', rel.span, { query: body.rel, alias: viewAlias, lateral: false });
-    return { rel: derived, out, entries: [entry], inner: [] };
+    return { rel: derived, out, entries: [entry], inner: entry.passThrough === true ? [entry] : [] };
   }
 
   // ---------------------------------------------------------------- expressions
@@ -614,11 +620,40 @@ function existsBody(rel: Relation): Relation {
   return { ...rel, items: [one] };
 }
 
+/**
+ * Makes a derived table (or view) entry pass predicates through to its scan when its query is
+ * `SELECT <columns or *> FROM scan [WHERE …]`: no aggregate, window, DISTINCT, ORDER BY or LIMIT,
+ * so filtering its output by a column equals filtering the scan's rows by that column (and pruning
+ * a file that holds no such row changes nothing).
+ */
+function withPassThrough(entry: FromEntry, inner: Bound): FromEntry {
+  const project = inner.rel;
+  if (project.kind !== 'Project') return entry;
+  let below = project.input;
+  if (below.kind === 'Filter' && below.clause === 'WHERE') below = below.input;
+  const source = inner.inner.length === 1 ? inner.inner[0] : undefined;
+  if (below.kind !== 'Scan' || source?.scan === undefined || source.passThrough === true) return entry;
+  const fieldIds: (number | undefined)[] = [];
+  for (const item of project.items) {
+    if (item.kind === 'Star') {
+      if (item.exclude.length > 0 || item.qualifier.length > 1) return entry;
+      fieldIds.push(...source.fieldIds);
+      continue;
+    }
+    const e = item.expr;
+    const direct = e.kind === 'ColumnRef' && (e.parts.length === 1 || (e.parts.length === 2 && lower(e.parts[0]!.name) === source.alias));
+    const i = direct ? source.columns.indexOf(lower(e.parts[e.parts.length - 1]!.name)) : -1;
+    fieldIds.push(i >= 0 ? source.fieldIds[i] : undefined);
+  }
+  if (fieldIds.length !== entry.columns.length) return entry;
+  return { ...entry, scan: source.scan, fieldIds, passThrough: true };
+}
+
 function plainEntry(alias: Ident | undefined, out: ColumnSet): FromEntry {
   return { alias: alias === undefined ? undefined : lower(alias.name), aliasIdent: alias, tableName: undefined, columns: out.names, complete: out.complete, scan: undefined, fieldIds: [] };
 }
 
-function scanEntry(alias: TableAlias, tableName: TableName | undefined, out: ColumnSet, scan: ScanState | undefined, fieldIds: readonly number[]): FromEntry {
+function scanEntry(alias: TableAlias, tableName: TableName | undefined, out: ColumnSet, scan: ScanState | undefined, fieldIds: readonly (number | undefined)[]): FromEntry {
   return { alias: lower(alias.name.name), aliasIdent: alias.name, tableName, columns: out.names, complete: out.complete, scan, fieldIds };
 }
 
@@ -655,7 +690,8 @@ function markColumn(e: FromEntry, col: string): void {
 }
 
 function markAll(e: FromEntry): void {
-  if (e.scan !== undefined) e.scan.all = true;
+  // `*` over a pass-through derived table reads only what its own select list reads.
+  if (e.scan !== undefined && e.passThrough !== true) e.scan.all = true;
 }
 
 /** The snapshot selector a time-travel clause denotes. */

@@ -183,6 +183,22 @@ t.test('predicates pushed to scans (inner sides only)', async (t) => {
   t.same(preds("SELECT 1 FROM orders WHERE o_orderdate BETWEEN DATE '1995-01-01' AND CAST('1995-12-31' AS DATE)"), [['5>=9131', '5<=9495']]);
 });
 
+t.test('predicates pass through derived tables and views that only rename and filter', async (t) => {
+  const facts = tpchFacts();
+  facts.set(tableKey(name('recent_orders')), { kind: 'view', sql: "SELECT o_orderkey AS k, o_orderdate, o_totalprice * 2 AS doubled FROM orders WHERE o_orderstatus = 'F'" });
+  facts.set(tableKey(name('order_totals')), { kind: 'view', sql: 'SELECT o_orderdate, sum(o_totalprice) AS total FROM orders GROUP BY o_orderdate' });
+  facts.set(tableKey(name('all_orders')), { kind: 'view', sql: 'SELECT * FROM orders' });
+  const req = tpchRequest(parser, facts);
+  const preds = (sql: string): string[][] => bound(sql, req).scans.map((s) => s.predicates.map((p) => (p.kind === 'compare' ? `${p.fieldId}${p.op}${String(p.value)}` : p.kind)));
+  t.same(preds("SELECT k FROM recent_orders WHERE o_orderdate >= DATE '1995-01-01' AND k < 100 AND doubled > 5"), [['3=F', '5>=9131', '1<100']], 'renamed columns map back; computed ones are not pushed');
+  t.same(preds("SELECT * FROM all_orders WHERE o_custkey = 7"), [['2=7']]);
+  t.same(preds("SELECT * FROM (SELECT o_custkey AS c FROM orders) AS d(cust) WHERE cust = 7"), [['2=7']], 'through alias column lists');
+  t.same(preds("SELECT * FROM order_totals WHERE o_orderdate = DATE '1995-01-01'"), [[]], 'not through an aggregate');
+  t.same(preds('SELECT * FROM (SELECT o_custkey FROM orders ORDER BY o_totalprice LIMIT 10) AS d WHERE o_custkey = 7'), [[]], 'not through ORDER BY … LIMIT');
+  t.same(preds('SELECT * FROM customer LEFT JOIN all_orders ON c_custkey = o_custkey WHERE o_orderkey = 5'), [[], []], 'not onto the null side of an outer join');
+  t.same(bound('SELECT * FROM (SELECT o_custkey, o_orderdate FROM orders) AS d', req).scans[0]!.columns, [2, 5], '* over a derived table reads only its columns');
+});
+
 t.test('classification from a bound query', async (t) => {
   const q = bound('SELECT n_name, count(*) FROM nation JOIN region ON n_regionkey = r_regionkey GROUP BY n_name');
   t.equal(classifyWorkload(q.features, 30).workloadClass, 'medium');
