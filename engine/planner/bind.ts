@@ -28,7 +28,7 @@ import type { LocationMapping } from '../../storage-creds/file-io.js';
 import { checkIsolation, checkNode } from './isolation.js';
 import { formatTableName, isSystemTableName, resolveTableName, tableKey } from './names.js';
 import type { NameDefaults, TableName } from './names.js';
-import { conjuncts, flipComparison, literalForType, timestampMicros } from './predicates.js';
+import { conjuncts, flipComparison, likePrefix, literalForType, timestampMicros } from './predicates.js';
 import type { ScanPredicate } from './predicates.js';
 
 // ------------------------------------------------------------------ what the caller supplies
@@ -588,6 +588,14 @@ class Binder {
           const type = target.field.type;
           const values = c.list.map((x) => literalForType(x, type));
           if (values.every((v) => v !== undefined)) target.scan.predicates.push({ kind: 'in', fieldId: target.field.id, values: values as NonNullable<(typeof values)[number]>[] });
+          break;
+        }
+        case 'Like': {
+          if (c.not || c.caseInsensitive || c.escape !== undefined || c.pattern.kind !== 'StringLiteral') break;
+          const prefix = likePrefix(c.pattern.value);
+          const target = locate(c.expr);
+          if (prefix === undefined || target === undefined || target.field.type.kind !== 'string') break;
+          target.scan.predicates.push({ kind: 'starts-with', fieldId: target.field.id, prefix });
           break;
         }
         case 'Is': {

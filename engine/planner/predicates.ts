@@ -14,7 +14,9 @@ import type { PrimitiveType } from '../../catalog/iceberg/types.js';
 export type ScanPredicate =
   | { readonly kind: 'compare'; readonly fieldId: number; readonly op: ComparisonOp; readonly value: IcebergValue }
   | { readonly kind: 'in'; readonly fieldId: number; readonly values: readonly IcebergValue[] }
-  | { readonly kind: 'is-null'; readonly fieldId: number; readonly negated: boolean };
+  | { readonly kind: 'is-null'; readonly fieldId: number; readonly negated: boolean }
+  /** `col LIKE 'prefix%'` on a string column (case-sensitive, byte order as DuckDB compares). */
+  | { readonly kind: 'starts-with'; readonly fieldId: number; readonly prefix: string };
 
 /** `a op b` ⇔ `b flip(op) a`. */
 export function flipComparison(op: ComparisonOp): ComparisonOp {
@@ -149,4 +151,15 @@ export function literalForType(e: Expr, type: PrimitiveType): IcebergValue | und
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The fixed prefix of a LIKE pattern that is `prefix%` (one trailing `%`, no other wildcard, no
+ * escape), or undefined. `'abc'` without `%` is equality and `'%x'` has no prefix: neither is pushed.
+ */
+export function likePrefix(pattern: string): string | undefined {
+  if (!pattern.endsWith('%')) return undefined;
+  const prefix = pattern.slice(0, -1);
+  if (prefix.length === 0 || /[%_\\]/.test(prefix)) return undefined;
+  return prefix;
 }

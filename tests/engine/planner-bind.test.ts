@@ -176,10 +176,11 @@ t.test('projection: the columns each scan reads', async (t) => {
 });
 
 t.test('predicates pushed to scans (inner sides only)', async (t) => {
-  const preds = (sql: string): unknown[] => bound(sql).scans.map((s) => s.predicates.map((p) => p.kind === 'compare' ? `${p.fieldId}${p.op}${String(p.value)}` : p.kind === 'in' ? `${p.fieldId} in ${p.values.length}` : `${p.fieldId} null ${p.negated}`));
+  const preds = (sql: string): unknown[] => bound(sql).scans.map((s) => s.predicates.map((p) => p.kind === 'compare' ? `${p.fieldId}${p.op}${String(p.value)}` : p.kind === 'in' ? `${p.fieldId} in ${p.values.length}` : p.kind === 'is-null' ? `${p.fieldId} null ${p.negated}` : `${p.fieldId} like ${p.prefix}%`));
   t.same(preds("SELECT 1 FROM nation WHERE n_nationkey >= 3 AND 7 > n_nationkey AND n_name IN ('A', 'B') AND n_comment IS NOT NULL"), [['1>=3', '1<7', '2 in 2', '4 null true']]);
   t.same(preds('SELECT 1 FROM nation n LEFT JOIN region r ON n_regionkey = r_regionkey AND r_regionkey = 2 WHERE n_nationkey = 1 AND r_name IS NULL'), [['1=1'], ['1=2']]);
   t.same(preds('SELECT 1 FROM nation WHERE n_nationkey = 1 OR n_nationkey = 2'), [[]], 'OR is not pushed');
+  t.same(preds("SELECT 1 FROM nation WHERE n_name LIKE 'CAN%' AND n_comment LIKE '%x%' AND n_name NOT LIKE 'B%' AND n_name ILIKE 'c%' AND n_comment LIKE 'a_b%'"), [['2 like CAN%']], 'only case-sensitive prefix patterns');
   t.same(preds("SELECT 1 FROM orders WHERE o_orderdate BETWEEN DATE '1995-01-01' AND CAST('1995-12-31' AS DATE)"), [['5>=9131', '5<=9495']]);
 });
 

@@ -15,7 +15,10 @@ const AGGREGATES = [
   'count(*)', 'sum(l_quantity)', 'min(l_discount)', 'max(l_comment)', 'avg(l_extendedprice)', 'count(l_comment) FILTER (WHERE l_quantity > 25)',
   'min(DISTINCT l_tax)', 'sum(l_extendedprice * (1 - l_discount))', 'max(l_shipdate)', 'avg(l_linenumber)', 'count(DISTINCT l_suppkey)',
 ];
-const WHERES = ["l_shipdate < DATE '1994-06-01'", 'l_quantity >= 30', "l_shipmode IN ('AIR', 'RAIL')", "l_shipdate BETWEEN DATE '1995-01-01' AND DATE '1996-12-31'", 'l_discount > 0.05', 'l_orderkey < 0'];
+const WHERES = [
+  "l_shipdate < DATE '1994-06-01'", 'l_quantity >= 30', "l_shipmode IN ('AIR', 'RAIL')", "l_shipdate BETWEEN DATE '1995-01-01' AND DATE '1996-12-31'",
+  'l_discount > 0.05', 'l_orderkey < 0', "l_shipmode LIKE 'R%'", "l_comment LIKE 'ca%'", "l_shipdate >= '1998-01-01'",
+];
 const COLUMNS = ['l_orderkey', 'l_partkey', 'l_quantity', 'l_shipdate', 'l_comment', 'upper(l_shipmode) AS mode'];
 
 const aggregateQuery = fc.record({
