@@ -10,7 +10,7 @@ import { registerCatalogConfigRoute } from './routes/catalog-config.js';
 import { registerIcebergRoutes } from './routes/iceberg/index.js';
 import { parseTokenForm, registerOAuthRoutes } from './routes/oauth.js';
 import { registerJwksRoute, registerOperationRoutes } from './routes/operations.js';
-import { registerQueryRoutes } from './routes/query.js';
+import { registerCatalogInfoRoutes, registerQueryRoutes } from './routes/query.js';
 import type { FloeState } from './state.js';
 import { sendWireError, wireFormatOf } from './wire-errors.js';
 
@@ -84,6 +84,7 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   registerJwksRoute(app, state);
   registerOperationRoutes(app, state);
   registerQueryRoutes(app, state);
+  registerCatalogInfoRoutes(app, state);
   await app.ready();
   return app;
 }

@@ -24,11 +24,14 @@ import { QueryHistory } from '../engine/history/query-history.js';
 import { QueryService } from '../engine/session/query-service.js';
 import { CatalogStatements } from '../engine/session/catalog-statements.js';
 import { QueryRunner } from '../engine/session/query-runner.js';
+import { WriteRunner } from '../engine/session/write-runner.js';
 import { PrincipalStatements } from '../engine/session/principal-statements.js';
 import { createExecutor, type Executor } from '../engine/exec/index.js';
 import { WorkloadManager, createWorkloadMetrics, resolveWorkloadConfig, systemClock as wlmSystemClock } from '../engine/wlm/index.js';
 import { DEFAULT_FRAGMENT_OPTIONS } from '../engine/planner/index.js';
 import type { SystemTableProvider } from '../engine/system/provider.js';
+import { NamespacesProvider, TablesProvider } from '../engine/system/catalog-tables.js';
+import { ResourceGroupsProvider } from '../engine/system/resource-groups.js';
 
 export interface FloeState {
   readonly config: FloeConfig;
@@ -51,6 +54,9 @@ export interface FloeState {
   readonly wlm: WorkloadManager;
   /** The DuckDB worker pool, started on the first query. */
   readonly executor: () => Executor;
+  /** System tables by name (`system.<name>` in SQL; the /api endpoints read the same providers). */
+  readonly systemTables: ReadonlyMap<string, SystemTableProvider>;
+  readonly tables: TablesProvider;
   /** Principal management: the server key box, the webhook worker and the maintenance timers. */
   readonly principals: {
     readonly secrets: SecretBox;
@@ -114,19 +120,26 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const history = new QueryHistory(store, clock, {
       cuPerHour: (w) => (w !== null && Object.hasOwn(warehouses, w) ? warehouses[w]! : warehouses[config.query.default_warehouse]!).cu_per_hour,
     });
-    const systemTables = new Map<string, SystemTableProvider>([[history.name, history]]);
+    const tablesProvider = new TablesProvider(catalog);
+    const resourceGroups = new ResourceGroupsProvider(wlm);
+    const systemTables = new Map<string, SystemTableProvider>([
+      [history.name, history], [tablesProvider.name, tablesProvider], ['namespaces', new NamespacesProvider(catalog)], [resourceGroups.name, resourceGroups],
+    ]);
+    const queryRunnerExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
     const queryRunner = new QueryRunner({
-      catalog, parser, executor: { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() },
+      catalog, parser, executor: queryRunnerExecutor,
       wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
     });
     const secrets = await openSecretBox(store, config.principals.encryption_key);
     const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets });
+    const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
       parser, history, clock,
       runners: {
-        ddl: (ctx, statement) => catalogStatements.run(ctx, statement),
-        query: (ctx, statement) => queryRunner.run(ctx, statement),
+        ddl: (ctx, statement) => (statement.kind === 'CreateView' ? writeRunner.run(ctx, statement) : catalogStatements.run(ctx, statement)),
+        query: (ctx, statement) => (statement.kind === 'Query' || statement.kind === 'Explain' ? queryRunner.run(ctx, statement) : writeRunner.run(ctx, statement)),
         principal: (ctx, statement) => principalStatements.run(ctx, statement),
+        workload: async () => resourceGroups.show(),
         invitation: (statement) => principalStatements.redeem(statement),
       },
       defaultCatalog: 'default', defaultSchema: config.query.default_schema,
@@ -148,7 +161,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     }
     return {
       catalog,
-      config, store, clock, keys, tokens, bootstrap, parser, history, queries, wlm, executor: executorOf,
+      config, store, clock, keys, tokens, bootstrap, parser, history, queries, wlm, executor: executorOf, systemTables, tables: tablesProvider,
       principals: { secrets, webhookWorker, maintenance },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),

@@ -18,6 +18,7 @@ import { isPrimitive, isPromotionAllowed, nestedField, primitiveToString, type I
 import { transformToString } from '../../catalog/iceberg/transforms.js';
 import type { TableRequirement, TableUpdate } from '../../catalog/iceberg/table-updates.js';
 import { FieldIds, icebergType, partitionSpecFromSql, schemaFromColumns } from './schema-from-ir.js';
+import { identName } from '../planner/names.js';
 import type { RowSet, SessionState, StatementContext } from './query-service.js';
 
 export interface TableAddress {
@@ -31,7 +32,8 @@ export function catalogContextOf(ctx: StatementContext): CatalogContext {
 
 /** A table or view name as the session reads it. */
 export function tableAddress(name: QualifiedName, session: SessionState): TableAddress {
-  const parts = name.parts.map((p) => p.name);
+  // Unquoted names fold to lower case, as the binder reads them (engine/planner/names.ts).
+  const parts = name.parts.map((p) => identName(p));
   if (parts.length === 1) return { catalog: session.catalog, ident: { namespace: [session.schema], name: parts[0]! } };
   if (parts.length === 2) return { catalog: session.catalog, ident: { namespace: [parts[0]!], name: parts[1]! } };
   if (parts.length === 3) return { catalog: parts[0]!, ident: { namespace: [parts[1]!], name: parts[2]! } };
@@ -41,7 +43,7 @@ export function tableAddress(name: QualifiedName, session: SessionState): TableA
 /** A schema name as the session reads it. */
 export function schemaAddress(name: QualifiedName | undefined, session: SessionState): { catalog: string; namespace: Namespace } {
   if (name === undefined) return { catalog: session.catalog, namespace: [session.schema] };
-  const parts = name.parts.map((p) => p.name);
+  const parts = name.parts.map((p) => identName(p));
   if (parts.length === 1) return { catalog: session.catalog, namespace: [parts[0]!] };
   if (parts.length === 2) return { catalog: parts[0]!, namespace: [parts[1]!] };
   throw floeError('INVALID_PARAMETER', { name: 'schema', detail: `${parts.join('.')} has more than two parts (catalog.schema)` });

@@ -18,15 +18,21 @@ import type { CatalogService } from '../../catalog/rest/service.js';
 import { toCatalogError } from '../../catalog/rest/errors.js';
 import {
   bindStatement, classifyWorkload, estimatedRows, formatTableName, fragmentQuery, planScans, tableKey, isSystemTableName,
-  type BoundQuery, type FragmentOptions, type RelationFacts, type SystemTableFacts, type TableName,
+  type BoundQuery, type FragmentOptions, type PlannedScan, type RelationFacts, type SystemTableFacts, type TableName,
 } from '../planner/index.js';
 import type { FragmentPlan } from '../fragments.js';
-import type { Executor, QueryResult } from '../exec/index.js';
+import type { Executor } from '../exec/index.js';
 import type { WorkloadManager, QueryLease } from '../wlm/index.js';
 import type { SystemTableProvider } from '../system/provider.js';
 import { rowsSql } from '../system/rows-sql.js';
 import { catalogContextOf, sqlErrorOf } from './catalog-statements.js';
 import { viewerOf, type RowSet, type StatementContext } from './query-service.js';
+
+/** What classification reads of a statement: its plan features and estimated rows. */
+export interface WorkloadShape {
+  readonly features: BoundQuery['features'];
+  readonly estimatedRows: number;
+}
 
 export interface QueryRunnerOptions {
   readonly catalog: CatalogService;
@@ -117,22 +123,35 @@ export class QueryRunner {
     }));
   }
 
+  /** Each bound scan's files after pruning. */
+  async plannedScans(ctx: StatementContext, bound: BoundQuery): Promise<readonly PlannedScan[]> {
+    return planScans(bound, await this.planFiles(ctx, bound));
+  }
+
+  /** A plan ready for the workers: location mappings on every scan, system-table rows filled in. */
+  async prepare(ctx: StatementContext, bound: BoundQuery, plan: FragmentPlan): Promise<FragmentPlan> {
+    return this.fillSystemScans(ctx, await this.withLocationMappings(ctx, bound, plan));
+  }
+
   private async select(ctx: StatementContext, statement: Statement, explain: boolean, analyze = false): Promise<RowSet> {
     const bound = await this.bind(ctx, statement);
-    const tasks = await this.planFiles(ctx, bound);
-    const planned = planScans(bound, tasks);
+    const planned = await this.plannedScans(ctx, bound);
     const rows = estimatedRows(planned);
-    const sessionClass = ctx.session.settings.get('svc.workload_class') as 'interactive' | 'medium' | 'batch' | undefined;
-    const classification = classifyWorkload(bound.features, rows, sessionClass === undefined ? {} : { session: sessionClass });
-    const limits = this.o.wlm.classLimits(classification.workloadClass);
+    const shape: WorkloadShape = { features: bound.features, estimatedRows: rows };
+    const { classification, limits } = this.classify(ctx, shape);
     const plan = await this.withLocationMappings(ctx, bound, fragmentQuery(bound, planned, this.o.fragmentOptions));
     const bytes = plan.fragments.flatMap((f) => f.scans).reduce((n, s) => n + s.estimatedBytes, 0);
 
     if (explain && !analyze) {
       return explainRows(plan, classification.workloadClass, classification.reason, rows, limits);
     }
-    const result = await this.admitAndRun(ctx, statement, plan, {
-      workloadClass: classification.workloadClass, priority: limits.priority, timeoutMs: limits.timeoutMs, memoryCapBytes: limits.memoryCapBytes,
+    const withRows = await this.fillSystemScans(ctx, plan);
+    const result = await this.withLease(ctx, statement, shape, async (lease) => {
+      const r = await this.o.executor.execute(withRows, {
+        signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: true,
+      });
+      lease.chargeCpu(r.metrics.cpuMs);
+      return r;
     });
     if (explain) {
       const text = explainRows(plan, classification.workloadClass, classification.reason, rows, limits);
@@ -146,29 +165,32 @@ export class QueryRunner {
     };
   }
 
-  /** Routes, admits and runs a plan; history shows the group and class; limits cancel it with a reason. */
-  private async admitAndRun(
-    ctx: StatementContext, statement: Statement, plan: FragmentPlan,
-    c: { workloadClass: 'interactive' | 'medium' | 'batch'; priority: number; timeoutMs: number; memoryCapBytes: number },
-  ): Promise<QueryResult> {
-    const withRows = await this.fillSystemScans(ctx, plan);
+  private classify(ctx: StatementContext, shape: WorkloadShape) {
+    const sessionClass = ctx.session.settings.get('svc.workload_class') as 'interactive' | 'medium' | 'batch' | undefined;
+    const classification = classifyWorkload(shape.features, shape.estimatedRows, sessionClass === undefined ? {} : { session: sessionClass });
+    return { classification, limits: this.o.wlm.classLimits(classification.workloadClass) };
+  }
+
+  /**
+   * Classifies, routes and admits a statement, runs `work` under the lease (its signal carries the
+   * killer's reason: timeout, memory cap, cancel) and releases it. History shows group and class.
+   */
+  async withLease<T>(ctx: StatementContext, statement: Statement, shape: WorkloadShape, work: (lease: QueryLease) => Promise<T>): Promise<T> {
+    const { classification, limits } = this.classify(ctx, shape);
+    const c = classification.workloadClass;
     const ticket = this.o.wlm.admit({
       queryId: ctx.queryId, tenant: ctx.principal.tenantId, user: ctx.principal.name,
-      source: ctx.source ?? ctx.session.settings.get('svc.source') ?? null,
+      source: ctx.source ?? ctx.session.settings.get('svc.query_source') ?? null,
       resourcePool: ctx.session.settings.get('svc.resource_pool') ?? null,
-      queryType: queryType(statement), workloadClass: c.workloadClass, priority: c.priority,
-      timeoutMs: c.timeoutMs, memoryCapBytes: c.memoryCapBytes, requestTimeoutMs: ctx.timeoutMs ?? null,
+      queryType: queryType(statement), workloadClass: c, priority: limits.priority,
+      timeoutMs: limits.timeoutMs, memoryCapBytes: limits.memoryCapBytes, requestTimeoutMs: ctx.timeoutMs ?? null,
     }, ctx.signal ? { signal: ctx.signal } : {});
-    ctx.lifecycle.classified({ workloadClass: c.workloadClass, resourceGroup: ticket.groupPath, priority: c.priority });
+    ctx.lifecycle.classified({ workloadClass: c, resourceGroup: ticket.groupPath, priority: limits.priority });
     if (ticket.kind === 'rejected') throw ticket.error;
     const lease: QueryLease = await ticket.lease;
-    ctx.lifecycle.running({ workloadClass: c.workloadClass, resourceGroup: lease.groupPath, priority: c.priority });
+    ctx.lifecycle.running({ workloadClass: c, resourceGroup: lease.groupPath, priority: limits.priority });
     try {
-      const result = await this.o.executor.execute(withRows, {
-        signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: true,
-      });
-      lease.chargeCpu(result.metrics.cpuMs);
-      return result;
+      return await work(lease);
     } catch (e) {
       // The workload manager's reason (timeout, memory cap, cancel) names the limit; prefer it.
       const reason: unknown = lease.signal.aborted ? lease.signal.reason : undefined;
