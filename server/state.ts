@@ -8,6 +8,7 @@ import { openStore, type StoreLocation } from '../catalog/store/open-store.js';
 import { readFileSync } from 'node:fs';
 import { bootstrapIfEmpty, type BootstrapOutcome } from '../engine/principals/bootstrap.js';
 import { PrincipalMaintenance } from '../engine/principals/maintenance.js';
+import { PasswordHasher } from '../engine/principals/passwords.js';
 import { openSecretBox, type SecretBox } from '../engine/principals/secret-box.js';
 import { WebhookWorker } from '../engine/principals/webhook-worker.js';
 import { FailureLimiter } from './auth/failure-limiter.js';
@@ -30,6 +31,7 @@ export interface FloeState {
   /** Principal management: the server key box, the webhook worker and the maintenance timers. */
   readonly principals: {
     readonly secrets: SecretBox;
+    readonly passwords: PasswordHasher;
     readonly webhookWorker: WebhookWorker;
     readonly maintenance: PrincipalMaintenance;
   };
@@ -82,7 +84,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     }
     return {
       config, store, clock, keys, tokens, bootstrap,
-      principals: { secrets, webhookWorker, maintenance },
+      principals: { secrets, webhookWorker, maintenance, passwords: new PasswordHasher(config.principals.password_hash_concurrency) },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
       failuresByAddress: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_address }, clock),

@@ -5,6 +5,7 @@
  */
 import type { MetaStore } from '../../catalog/store/meta-store.js';
 import type { PrincipalKind } from './principals.js';
+import type { PasswordHasher } from './passwords.js';
 import type { SecretBox } from './secret-box.js';
 
 export interface PrincipalsConfig {
@@ -28,6 +29,8 @@ export interface PrincipalsConfig {
   readonly totp_issuer: string;
   /** Run the webhook worker and the maintenance timers in this process. */
   readonly background_jobs: boolean;
+  /** Argon2id computations at once; 0: one less than the cores (so sign-ins never take every core). */
+  readonly password_hash_concurrency: number;
 }
 
 export interface WebhooksConfig {
@@ -52,6 +55,7 @@ export const DEFAULT_PRINCIPALS_CONFIG: PrincipalsConfig = {
   audit_retention_days: 2557,
   totp_issuer: 'Floe',
   background_jobs: true,
+  password_hash_concurrency: 0,
 };
 
 export const DEFAULT_WEBHOOKS_CONFIG: WebhooksConfig = {
@@ -94,6 +98,8 @@ export interface PrincipalContext {
   readonly config: PrincipalsConfig;
   readonly webhooks: WebhooksConfig;
   readonly secrets: SecretBox;
+  /** The process's Argon2id gate (state.principals.passwords). */
+  readonly passwords: PasswordHasher;
 }
 
 /** What a statement returns: the /api/query result shape. */

@@ -62,7 +62,7 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
       reply.header('retry-after', String(wait));
       return sendWireError(reply, 'api', { status: 429, apiCode: 'NOT_AUTHENTICATED', message: `too many failed sign-ins from this address; retry in ${wait} s` });
     }
-    const outcome = await signIn(state.store, state.clock, state.config.principals, state.principals.secrets, { tenantId, username, password, totp });
+    const outcome = await signIn(state.store, state.clock, state.config.principals, state.principals.secrets, state.principals.passwords, { tenantId, username, password, totp });
     switch (outcome.kind) {
       case 'refused':
         state.failuresByAddress.recordFailure(addressKey);

@@ -211,13 +211,14 @@ t.test('at-least-once across a SIGKILL of the delivering process (PostgreSQL)', 
     import { executePrincipalStatement } from '${join(dist, 'engine/principals/statements.js')}';
     import { DEFAULT_PRINCIPALS_CONFIG, DEFAULT_WEBHOOKS_CONFIG } from '${join(dist, 'engine/principals/settings.js')}';
     import { Parser } from '${join(dist, 'grammar/index.js')}';
+    import { PasswordHasher } from '${join(dist, 'engine/principals/passwords.js')}';
     import { readFileSync } from 'node:fs';
     const store = await openStore({ kind: 'postgres', connectionString: process.env.DB_URL });
     const secrets = await openSecretBox(store, null);
     const clock = { now: () => Date.now() };
     const webhooks = { ...DEFAULT_WEBHOOKS_CONFIG, allow_private_targets: true };
     const actor = JSON.parse(process.env.ACTOR);
-    await executePrincipalStatement({ store, clock, tenantId: 'default', actor, config: DEFAULT_PRINCIPALS_CONFIG, webhooks, secrets },
+    await executePrincipalStatement({ store, clock, tenantId: 'default', actor, config: DEFAULT_PRINCIPALS_CONFIG, webhooks, secrets, passwords: new PasswordHasher(1) },
       new Parser().parse("CREATE USER victor EMAIL='victor@example.com'"));
     process.stdout.write('committed\\n');
     await new WebhookWorker({ store, clock, config: webhooks, secrets, ca: readFileSync(process.env.CA_FILE, 'utf8') }).runOnce();
