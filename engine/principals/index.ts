@@ -34,7 +34,7 @@ export { PasswordHasher, hashPassword, verifyPassword, setPasswordPolicy, loadPa
 export type { PasswordPolicy } from './passwords.js';
 export { EVENT_ALIASES, AUDIT_EVENT_TYPES, subscriptionMatches, eventAlias } from './events.js';
 export type { AuditEventType } from './events.js';
-export { recordAudit } from './audit.js';
+export { recordAudit, readAuditLog, AUDIT_LOG_COLUMNS } from './audit.js';
 export { newPat, isWellFormedPat, PAT_PREFIX, INVITATION_PREFIX } from './token-format.js';
 export { matchTotp, totpCode, newTotpSecret, totpUri } from './totp.js';
 export { validatePublicKey } from './keypairs.js';
