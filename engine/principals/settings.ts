@@ -87,6 +87,8 @@ export interface Actor {
   readonly authTime: number;
   readonly authMethod: string;
   readonly restriction: TokenRestriction | undefined;
+  /** The token's scopes: a PAT a principal creates for itself cannot exceed them. */
+  readonly scopes: readonly string[];
 }
 
 export interface PrincipalContext {
@@ -129,5 +131,6 @@ export function actorFromAuth(auth: AuthenticatedLike): Actor {
     id: p.id, name: p.name, kind: p.kind, roles: p.roles,
     amr: auth.claims.amr, authTime: auth.claims.auth_time, authMethod: auth.claims.auth_method,
     restriction: tokenRestriction(auth.claims.scope),
+    scopes: auth.claims.scope.split(' ').filter((w) => w.length > 0 && !w.startsWith(RESTRICTION_SCOPE_PREFIX)),
   };
 }

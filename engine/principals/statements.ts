@@ -953,11 +953,19 @@ async function createPat(run: Run, nameIdent: Ident, forUser: Ident | undefined,
   const name = identName(nameIdent);
   checkName('personal access token', name);
   const ttlMs = parsePatTtl(ttl, ctx.config.pat_max_ttl_days);
-  const words = scope === undefined ? [...ALL_SCOPES] : [...new Set(scope.split(/\s+/).filter((w) => w.length > 0))];
-  const bad = words.filter((w) => !isScope(w));
-  if (bad.length > 0 || words.length === 0) throw floeError('INVALID_PARAMETER', { name: 'SCOPE', detail: bad.length > 0 ? `unknown scope ${bad.join(', ')} (known: ${ALL_SCOPES.join(' ')})` : 'must name at least one scope' });
+  const requested = scope === undefined ? undefined : [...new Set(scope.split(/\s+/).filter((w) => w.length > 0))];
+  const bad = requested?.filter((w) => !isScope(w)) ?? [];
+  if (bad.length > 0 || requested?.length === 0) throw floeError('INVALID_PARAMETER', { name: 'SCOPE', detail: bad.length > 0 ? `unknown scope ${bad.join(', ')} (known: ${ALL_SCOPES.join(' ')})` : 'must name at least one scope' });
   return ctx.store.transaction(async (tx) => {
     const owner = await patOwner(tx, run, forUser, 'CREATE PERSONAL ACCESS TOKEN');
+    // A PAT for oneself stays within the scopes of the token that creates it (no escalation from a
+    // narrow client to a wide PAT); an administrator issuing for another principal chooses freely.
+    const self = owner.id === run.actor.id;
+    const held = self ? ALL_SCOPES.filter((s) => run.actor.scopes.includes(s)) : [...ALL_SCOPES];
+    const words = requested ?? held;
+    const beyond = words.filter((w) => !held.includes(w as (typeof ALL_SCOPES)[number]));
+    if (beyond.length > 0) throw floeError('PERMISSION_DENIED', { detail: `the PAT cannot carry scopes the creating token lacks: ${beyond.join(', ')}` });
+    if (words.length === 0) throw floeError('INVALID_PARAMETER', { name: 'SCOPE', detail: 'must name at least one scope' });
     if (owner.status !== 'ACTIVE') throw floeError('INVALID_STATE', { detail: `${owner.name} is ${owner.status}` });
     const dup = await tx.query('SELECT 1 FROM personal_access_tokens WHERE principal_id = $1 AND lower(name) = lower($2) AND revoked_at IS NULL', [owner.id, name]);
     if (dup.rows.length > 0) throw floeError('DUPLICATE_OBJECT', { kind: 'personal access token', name });

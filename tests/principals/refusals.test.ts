@@ -167,7 +167,7 @@ t.test('refusals, sign-in, MFA, privileges and secrets', async (t) => {
     const daveAuth = await authAs(server, 'dave');
     t.equal(await refusal(server, daveAuth, "CREATE USER frank EMAIL='frank@example.com'"), 'PERMISSION_DENIED');
     await must(server, admin, 'GRANT MANAGE USERS TO USER dave');
-    const daveManager = await authAs(server, 'dave');
+    const daveManager = await authAs(server, 'dave', { scopes: ['sql', 'table:read'] });
     await must(server, daveManager, "CREATE USER frank EMAIL='frank@example.com'");
     await must(server, daveManager, 'ALTER USER frank SUSPEND');
     t.equal(await refusal(server, daveManager, 'GRANT MANAGE USERS TO USER frank'), 'PERMISSION_DENIED', 'holders cannot re-delegate');
@@ -182,6 +182,7 @@ t.test('refusals, sign-in, MFA, privileges and secrets', async (t) => {
     t.match(pat, /^floe_pat_[0-9A-Za-z]{49}$/);
     t.equal(await refusal(server, daveManager, "CREATE PERSONAL ACCESS TOKEN laptop"), 'DUPLICATE_OBJECT');
     t.equal(await refusal(server, daveManager, "CREATE PERSONAL ACCESS TOKEN big SCOPE 'admin'"), 'INVALID_PARAMETER');
+    t.equal(await refusal(server, daveManager, "CREATE PERSONAL ACCESS TOKEN wide SCOPE 'sql table:write'"), 'PERMISSION_DENIED', 'no wider than the creating token');
     t.equal(await refusal(server, daveManager, "CREATE PERSONAL ACCESS TOKEN long TTL '9999 days'"), 'INVALID_PARAMETER');
     const exchanged = await server.app.inject({ method: 'POST', url: '/v1/oauth/tokens', ...form({ grant_type: 'pat', pat, scope: 'table:read' }) });
     t.equal(exchanged.statusCode, 200);

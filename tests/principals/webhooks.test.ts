@@ -223,7 +223,7 @@ t.test('at-least-once across a SIGKILL of the delivering process (PostgreSQL)', 
     process.stdout.write('committed\\n');
     await new WebhookWorker({ store, clock, config: webhooks, secrets, ca: readFileSync(process.env.CA_FILE, 'utf8') }).runOnce();
   `;
-  const actor = { id: admin.principal.id, name: admin.principal.name, kind: admin.principal.kind, roles: admin.principal.roles, amr: [], authTime: 0, authMethod: 'client_credentials', restriction: undefined };
+  const actor = { id: admin.principal.id, name: admin.principal.name, kind: admin.principal.kind, roles: admin.principal.roles, amr: [], authTime: 0, authMethod: 'client_credentials', restriction: undefined, scopes: ['sql'] };
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
     env: { ...process.env, DB_URL: db.url, CA_FILE: tls.certFile, ACTOR: JSON.stringify(actor) }, stdio: ['ignore', 'pipe', 'inherit'],
   });
