@@ -116,6 +116,19 @@ t.test('webhook delivery to a real HTTPS receiver', async (t) => {
     t.same((await rows()).map((r) => r.state), ['delivered']);
     t.match(await worker.runOnce(), { attempted: 0 }, 'delivered rows are not sent again');
 
+    // Two replicas draining together post every row exactly once (SKIP LOCKED + lease).
+    for (let i = 0; i < 12; i++) await must(server, admin, `ALTER USER una SET COMMENT = 'c${i}'`);
+    const replica = (): WebhookWorker => new WebhookWorker({ store, clock, secrets: server.state.principals.secrets, ca: tls.cert, config: { ...server.state.config.webhooks, allow_private_targets: true, batch_size: 2 } });
+    const [r1, r2] = [replica(), replica()];
+    const before12 = receiver.received.length;
+    const [a, b] = await Promise.all([r1.runOnce(), r2.runOnce()]);
+    await r1.stop();
+    await r2.stop();
+    t.equal(a.delivered + b.delivered, 12, `replicas split the work (${a.delivered} + ${b.delivered})`);
+    const ids = receiver.received.slice(before12).map((r) => r.headers['x-svc-event-id']);
+    t.equal(ids.length, 12);
+    t.equal(new Set(ids).size, 12, 'no event posted twice');
+
     // Retries at 30 s, 2 min, 8 min; the fourth failure is final; then replay.
     receiver.mode = 'fail';
     await store.query('DELETE FROM webhook_deliveries');
