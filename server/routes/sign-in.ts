@@ -21,6 +21,7 @@ import { RESTRICTION_SCOPE_PREFIX } from '../../engine/principals/settings.js';
 import { signIn } from '../../engine/principals/sign-in.js';
 import { DEFAULT_TENANT } from '../../engine/principals/bootstrap.js';
 import { ERRORS } from '../../grammar/errors.js';
+import { unreachable } from '../../grammar/ir.js';
 import type { FloeState } from '../state.js';
 import { sendWireError } from '../wire-errors.js';
 
@@ -79,6 +80,8 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
           ...(outcome.restriction ? { restriction: outcome.restriction } : {}),
         });
       }
+      default:
+        return unreachable(outcome);
     }
   });
 }
