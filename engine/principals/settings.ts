@@ -87,8 +87,11 @@ export interface Actor {
   readonly authTime: number;
   readonly authMethod: string;
   readonly restriction: TokenRestriction | undefined;
-  /** The token's scopes: a PAT a principal creates for itself cannot exceed them. */
-  readonly scopes: readonly string[];
+  /**
+   * The token's scopes: a PAT a principal creates for itself cannot exceed them. Absent (callers
+   * built before this field): no bound beyond the known scopes — pass them.
+   */
+  readonly scopes?: readonly string[] | undefined;
 }
 
 export interface PrincipalContext {
@@ -100,8 +103,11 @@ export interface PrincipalContext {
   readonly config: PrincipalsConfig;
   readonly webhooks: WebhooksConfig;
   readonly secrets: SecretBox;
-  /** The process's Argon2id gate (state.principals.passwords). */
-  readonly passwords: PasswordHasher;
+  /**
+   * The process's Argon2id gate (state.principals.passwords). Absent: an ungated hasher per
+   * statement (works, but bursts are not bounded across statements) — pass it.
+   */
+  readonly passwords?: PasswordHasher | undefined;
 }
 
 /** What a statement returns: the /api/query result shape. */

@@ -17,7 +17,7 @@ import { unreachable, type Ident, type Statement, type UserField, type UserOptio
 import { recordAudit } from './audit.js';
 import { isKnownEventSelector, type AuditEventType } from './events.js';
 import { validatePublicKey } from './keypairs.js';
-import { loadPasswordPolicy, policyViolations, type PasswordHasher, type PasswordPolicy } from './passwords.js';
+import { loadPasswordPolicy, PasswordHasher, policyViolations, type PasswordPolicy } from './passwords.js';
 import { TENANT_ADMIN_ROLE, type PrincipalKind, type PrincipalStatus } from './principals.js';
 import { isTenantAdmin, loadManagePrivileges, privilegeName, type ManagePrivilegeName } from './privileges.js';
 import { ALL_SCOPES, isScope } from './scopes.js';
@@ -184,6 +184,10 @@ async function hasPassword(db: SqlExecutor, id: string): Promise<boolean> {
 function lockedAt(row: PrincipalRow, ctx: PrincipalContext, nowMs: number): boolean {
   if (row.login_failures < ctx.config.lockout_threshold || !row.last_failed_login_at) return false;
   return row.last_failed_login_at.getTime() + ctx.config.lockout_seconds * 1000 > nowMs;
+}
+
+function hasherOf(ctx: PrincipalContext): PasswordHasher {
+  return ctx.passwords ?? new PasswordHasher();
 }
 
 // ------------------------------------------------------------------ authorization
@@ -598,7 +602,7 @@ async function createUser(run: Run, nameIdent: Ident, ifNotExists: boolean, o: U
   let hash: string | undefined;
   if (o.password !== undefined) {
     await checkPasswordAgainstPolicy(await loadPasswordPolicy(ctx.store, run.tenantId), o.password, name);
-    hash = await ctx.passwords.hash(o.password);
+    hash = await hasherOf(ctx).hash(o.password);
   }
   return ctx.store.transaction(async (tx) => {
     requirePrivilege(await authorityOf(tx, actor), 'MANAGE USERS', 'CREATE USER');
@@ -639,8 +643,8 @@ async function alterUserSet(run: Run, nameIdent: Ident, o: UserOptions): Promise
     await requireManageableUser(ctx.store, a, target, 'set the password of');
     policy = await loadPasswordPolicy(ctx.store, run.tenantId);
     await checkPasswordAgainstPolicy(policy, o.password, target.name);
-    await checkHistory(ctx.store, ctx.passwords, policy, target.id, o.password);
-    hash = await ctx.passwords.hash(o.password);
+    await checkHistory(ctx.store, hasherOf(ctx), policy, target.id, o.password);
+    hash = await hasherOf(ctx).hash(o.password);
   }
   return ctx.store.transaction(async (tx) => {
     const a = await authorityOf(tx, actor);
@@ -719,11 +723,11 @@ async function alterSelfPassword(run: Run, newPassword: string, oldPassword: str
   const me = await findById(ctx.store, actor.id);
   if (!me) throw floeError('NOT_FOUND', { what: 'the signed-in user' });
   const current = (await ctx.store.query<{ hash: string }>('SELECT hash FROM principal_passwords WHERE principal_id = $1', [me.id])).rows[0];
-  if (!current || !await ctx.passwords.verify(current.hash, oldPassword)) throw floeError('PERMISSION_DENIED', { detail: 'the OLD PASSWORD is not correct' });
+  if (!current || !await hasherOf(ctx).verify(current.hash, oldPassword)) throw floeError('PERMISSION_DENIED', { detail: 'the OLD PASSWORD is not correct' });
   const policy = await loadPasswordPolicy(ctx.store, run.tenantId);
   await checkPasswordAgainstPolicy(policy, newPassword, me.name);
-  await checkHistory(ctx.store, ctx.passwords, policy, me.id, newPassword);
-  const hash = await ctx.passwords.hash(newPassword);
+  await checkHistory(ctx.store, hasherOf(ctx), policy, me.id, newPassword);
+  const hash = await hasherOf(ctx).hash(newPassword);
   return ctx.store.transaction(async (tx) => {
     const u = await findById(tx, me.id, true);
     if (!u || u.status !== 'ACTIVE') throw floeError('INVALID_STATE', { detail: 'the user is not ACTIVE' });
@@ -747,7 +751,7 @@ async function redeemInvitation(ctx: PrincipalContext, token: string, password: 
   if (!found) throw floeError('INVALID_INVITATION');
   const policy = await loadPasswordPolicy(ctx.store, found.tenant_id);
   await checkPasswordAgainstPolicy(policy, password, found.name);
-  const hash = await ctx.passwords.hash(password);
+  const hash = await hasherOf(ctx).hash(password);
   return ctx.store.transaction(async (tx) => {
     const inv = await find(tx, true);
     if (!inv) throw floeError('INVALID_INVITATION');
@@ -961,7 +965,7 @@ async function createPat(run: Run, nameIdent: Ident, forUser: Ident | undefined,
     // A PAT for oneself stays within the scopes of the token that creates it (no escalation from a
     // narrow client to a wide PAT); an administrator issuing for another principal chooses freely.
     const self = owner.id === run.actor.id;
-    const held = self ? ALL_SCOPES.filter((s) => run.actor.scopes.includes(s)) : [...ALL_SCOPES];
+    const held = self && run.actor.scopes !== undefined ? ALL_SCOPES.filter((s) => run.actor.scopes!.includes(s)) : [...ALL_SCOPES];
     const words = requested ?? held;
     const beyond = words.filter((w) => !held.includes(w as (typeof ALL_SCOPES)[number]));
     if (beyond.length > 0) throw floeError('PERMISSION_DENIED', { detail: `the PAT cannot carry scopes the creating token lacks: ${beyond.join(', ')}` });
