@@ -12,7 +12,7 @@
  *   waiting quanta. Target: each level's share within ±5% (relative) of 16:8:4:2:1.
  * Part 2, in-process: the admission decision (`WorkloadManager.admit` with routing over a
  * realistic tree and rule list, queues non-empty) timed call by call. Target p99 ≤ 1 ms.
- * Part 2b, in-process with real DuckDB (scheduler-inprocess.ts): interactive TPC-H Q6 latency
+ * Part 2b, in-process with real DuckDB (scheduler/inprocess.ts): interactive TPC-H Q6 latency
  * alone and under batch TPC-H load, MLFQ against FIFO; two weighted groups' throughput (target:
  * within ±10% of the weight ratio). Wall clock, shared machine: noisy.
  * Part 3, live over HTTP: see `LIVE HOOK` below (needs the query engine; not run yet).
@@ -25,7 +25,7 @@ import { MultilevelQueue, type MlfqQueryAccount } from '../engine/wlm/mlfq.js';
 import { WorkloadManager, type AdmissionRequest } from '../engine/wlm/manager.js';
 import { systemClock } from '../engine/wlm/clock.js';
 import { MinHeap } from '../engine/wlm/heap.js';
-import { inProcessLive } from './scheduler-inprocess.js';
+import { inProcessLive } from './scheduler/inprocess.js';
 
 const NS = 1e9;
 

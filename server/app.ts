@@ -10,7 +10,7 @@ import { registerCatalogConfigRoute } from './routes/catalog-config.js';
 import { registerIcebergRoutes } from './routes/iceberg/index.js';
 import { parseTokenForm, registerOAuthRoutes } from './routes/oauth.js';
 import { registerJwksRoute, registerOperationRoutes } from './routes/operations.js';
-import { registerQueryRoutes } from './routes/query.js';
+import { registerCatalogInfoRoutes, registerQueryRoutes } from './routes/query.js';
 import type { FloeState } from './state.js';
 import { sendWireError, wireFormatOf } from './wire-errors.js';
 
@@ -43,6 +43,8 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
     trustProxy: state.config.server.trust_proxy,
     exposeHeadRoutes: false,
     return503OnClosing: true,
+    // Undecodable URLs and similar errors raised before routing answer in the URL's wire format.
+    frameworkErrors: (error, req, reply) => void sendWireError(reply, wireFormatOf(req.url), { status: 400, message: error.message }),
     // Access logs are left to the proxy in front; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
   });
@@ -84,6 +86,7 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   registerJwksRoute(app, state);
   registerOperationRoutes(app, state);
   registerQueryRoutes(app, state);
+  registerCatalogInfoRoutes(app, state);
   await app.ready();
   return app;
 }

@@ -11,6 +11,7 @@ import { openStore, type StoreLocation } from '../catalog/store/open-store.js';
 import { readFileSync } from 'node:fs';
 import { bootstrapIfEmpty, type BootstrapOutcome } from '../engine/principals/bootstrap.js';
 import { PrincipalMaintenance } from '../engine/principals/maintenance.js';
+import { PasswordHasher } from '../engine/principals/passwords.js';
 import { openSecretBox, type SecretBox } from '../engine/principals/secret-box.js';
 import { WebhookWorker } from '../engine/principals/webhook-worker.js';
 import { FailureLimiter } from './auth/failure-limiter.js';
@@ -30,6 +31,8 @@ import { createExecutor, type Executor } from '../engine/exec/index.js';
 import { WorkloadManager, createWorkloadMetrics, resolveWorkloadConfig, systemClock as wlmSystemClock } from '../engine/wlm/index.js';
 import { DEFAULT_FRAGMENT_OPTIONS } from '../engine/planner/index.js';
 import type { SystemTableProvider } from '../engine/system/provider.js';
+import { NamespacesProvider, TablesProvider } from '../engine/system/catalog-tables.js';
+import { ResourceGroupsProvider } from '../engine/system/resource-groups.js';
 
 export interface FloeState {
   readonly config: FloeConfig;
@@ -52,9 +55,13 @@ export interface FloeState {
   readonly wlm: WorkloadManager;
   /** The DuckDB worker pool, started on the first query. */
   readonly executor: () => Executor;
+  /** System tables by name (`system.<name>` in SQL; the /api endpoints read the same providers). */
+  readonly systemTables: ReadonlyMap<string, SystemTableProvider>;
+  readonly tables: TablesProvider;
   /** Principal management: the server key box, the webhook worker and the maintenance timers. */
   readonly principals: {
     readonly secrets: SecretBox;
+    readonly passwords: PasswordHasher;
     readonly webhookWorker: WebhookWorker;
     readonly maintenance: PrincipalMaintenance;
   };
@@ -115,14 +122,19 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const history = new QueryHistory(store, clock, {
       cuPerHour: (w) => (w !== null && Object.hasOwn(warehouses, w) ? warehouses[w]! : warehouses[config.query.default_warehouse]!).cu_per_hour,
     });
-    const systemTables = new Map<string, SystemTableProvider>([[history.name, history]]);
+    const tablesProvider = new TablesProvider(catalog);
+    const resourceGroups = new ResourceGroupsProvider(wlm);
+    const systemTables = new Map<string, SystemTableProvider>([
+      [history.name, history], [tablesProvider.name, tablesProvider], ['namespaces', new NamespacesProvider(catalog)], [resourceGroups.name, resourceGroups],
+    ]);
     const queryRunnerExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), writePlan: (p, r, o) => executorOf().writePlan(p, r, o), get stagingDirectory() { return executorOf().stagingDirectory; }, get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
     const queryRunner = new QueryRunner({
       catalog, parser, executor: queryRunnerExecutor,
       wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
     });
     const secrets = await openSecretBox(store, config.principals.encryption_key);
-    const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets });
+    const passwords = new PasswordHasher(config.principals.password_hash_concurrency);
+    const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets, passwords });
     const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
       parser, history, clock,
@@ -130,6 +142,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         ddl: (ctx, statement) => (statement.kind === 'CreateView' ? writeRunner.run(ctx, statement) : catalogStatements.run(ctx, statement)),
         query: (ctx, statement) => (statement.kind === 'Query' || statement.kind === 'Explain' ? queryRunner.run(ctx, statement) : writeRunner.run(ctx, statement)),
         principal: (ctx, statement) => principalStatements.run(ctx, statement),
+        workload: async () => resourceGroups.show(),
         invitation: (statement) => principalStatements.redeem(statement),
       },
       defaultCatalog: 'default', defaultSchema: config.query.default_schema,
@@ -151,8 +164,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     }
     return {
       catalog,
-      config, store, clock, keys, tokens, bootstrap, parser, history, queries, wlm, executor: executorOf,
-      principals: { secrets, webhookWorker, maintenance },
+      config, store, clock, keys, tokens, bootstrap, parser, history, queries, wlm, executor: executorOf, systemTables, tables: tablesProvider,
+      principals: { secrets, webhookWorker, maintenance, passwords },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
       failuresByAddress: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_address }, clock),

@@ -180,7 +180,7 @@ export class QueryRunner {
     const c = classification.workloadClass;
     const ticket = this.o.wlm.admit({
       queryId: ctx.queryId, tenant: ctx.principal.tenantId, user: ctx.principal.name,
-      source: ctx.source ?? ctx.session.settings.get('svc.source') ?? null,
+      source: ctx.source ?? ctx.session.settings.get('svc.query_source') ?? null,
       resourcePool: ctx.session.settings.get('svc.resource_pool') ?? null,
       queryType: queryType(statement), workloadClass: c, priority: limits.priority,
       timeoutMs: limits.timeoutMs, memoryCapBytes: limits.memoryCapBytes, requestTimeoutMs: ctx.timeoutMs ?? null,

@@ -140,7 +140,7 @@ export interface QueryServiceOptions {
 export const SESSION_SETTINGS: ReadonlyMap<string, (v: string) => string | undefined> = new Map([
   ['svc.workload_class', (v) => (['interactive', 'medium', 'batch'].includes(v.toLowerCase()) ? v.toLowerCase() : undefined)],
   ['svc.resource_pool', (v) => (/^[A-Za-z0-9_.-]{1,128}$/.test(v) ? v : undefined)],
-  ['svc.source', (v) => (v.length <= 256 ? v : undefined)],
+  ['svc.query_source', (v) => (v.length <= 256 ? v : undefined)],
 ]);
 
 export class QueryService {
@@ -155,7 +155,7 @@ export class QueryService {
       queryId, tenantId: principal.tenantId, userId: principal.principalId, userName: principal.name,
       // Redaction uses the parse tree when there is one, the token fallback otherwise.
       sql: redact(request.sql, this.o.parser), queryType: parsed.ok ? queryType(parsed.statement) : 'unknown',
-      source: request.source ?? request.session?.['svc.source'] ?? null, warehouse: principal.defaultWarehouse,
+      source: request.source ?? request.session?.['svc.query_source'] ?? null, warehouse: principal.defaultWarehouse,
     });
     try {
       if (!parsed.ok) throw parsed.error;

@@ -43,7 +43,7 @@ export function userCancelError(reason = 'cancelled by the user'): FloeError<'QU
  */
 export function isOutOfMemoryError(e: unknown): boolean {
   const message = e instanceof Error ? e.message : typeof e === 'string' ? e : '';
-  return /out of memory/i.test(message) || /could not allocate/i.test(message) && /memory/i.test(message);
+  return /out of memory/i.test(message) || (/could not allocate/i.test(message) && /memory/i.test(message));
 }
 
 export function formatBytes(bytes: number): string {

@@ -106,11 +106,11 @@ export class MultilevelQueue<T> {
 
   /**
    * A fresh account for a query entering the scheduler at level 0. Inside a level, quanta go in
-   * order of `levelPriority`: the time a query has run there, counted from the level's "now" (the
-   * priority of the last quantum taken) when it arrived, as Trino does for queries moving down a
-   * level. Starting new queries at 0 instead would let a stream of new queries starve a query that
-   * has already had one quantum; starting them at the level's now keeps the level round-robin-fair
-   * while a new query still goes before those that have run longer.
+   * order of `levelPriority`: the time a query has run there, counted from the level's "now" when
+   * it arrived (a virtual clock: the highest priority served or charged at that level), as Trino
+   * does for queries moving down a level. Starting new queries at 0 instead (Trino) lets a steady
+   * stream of new queries starve one that has already had a quantum; starting them at the level's
+   * now keeps the level fair while a new query still goes before those that have run longer.
    */
   newAccount(id: string, priority: number): MlfqQueryAccount {
     return { id, priority, scheduledNanos: 0, level: 0, levelPriority: Math.max(0, this.levelMinPriority[0]!) };
@@ -180,7 +180,7 @@ export class MultilevelQueue<T> {
       const w = heap.pop()!;
       if (w.cancelled) continue;
       this.live[selected]! -= 1;
-      this.levelMinPriority[selected] = w.key;
+      this.levelMinPriority[selected] = Math.max(this.levelMinPriority[selected]!, w.key);
       return { item: w.item, account: w.account, level: selected };
     }
   }
@@ -213,6 +213,9 @@ export class MultilevelQueue<T> {
     if (newLevel === oldLevel) {
       this.levelScheduledNanos[oldLevel]! += contribution;
       account.levelPriority += ns;
+      // The level's "now" advances with the service it gives, so queries arriving later queue
+      // behind ones that have waited, instead of all starting at the same instant forever.
+      this.levelMinPriority[oldLevel] = Math.max(this.levelMinPriority[oldLevel]!, account.levelPriority);
       return;
     }
     let remainingContribution = contribution;

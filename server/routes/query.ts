@@ -7,6 +7,9 @@ import { FloeError, floeError, isFloeError } from '../../grammar/errors.js';
 import { QUERY_STATUSES, HISTORY_MAX_LIMIT, type QueryStatus } from '../../engine/history/query-history.js';
 import { viewerOf, type QueryPrincipal, type QueryRequest } from '../../engine/session/query-service.js';
 import { camelCaseKeys } from '../../engine/system/provider.js';
+import { tableMetadataAnswer } from '../../engine/system/catalog-tables.js';
+import { qosStats } from '../../engine/wlm/stats.js';
+import { sqlErrorOf } from '../../engine/session/catalog-statements.js';
 import { TENANT_ADMIN_ROLE } from '../../engine/principals/principals.js';
 import type { FloeState } from '../state.js';
 
@@ -85,10 +88,12 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
         }
         throw e;
       }
-      // A client that goes away cancels its statement.
+      // A client that goes away cancels its statement. (The request stream's own 'close' fires as
+      // soon as the body has been read; the response's fires when the connection goes, or after
+      // the answer was written: only the first case means the client left.)
       const abort = new AbortController();
-      const onClose = () => { if (!reply.sent) abort.abort(); };
-      req.raw.once('close', onClose);
+      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
+      reply.raw.once('close', onClose);
       try {
         const answer = req.auth
           ? await state.queries.execute(queryPrincipalOf(req), { ...request, signal: abort.signal })
@@ -107,7 +112,7 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
           row_count: answer.rowCount, elapsed_ms: answer.elapsedMs, ...(answer.session ? { session: answer.session } : {}),
         });
       } finally {
-        req.raw.off('close', onClose);
+        reply.raw.off('close', onClose);
       }
     } catch (e) {
       if (isFloeError(e)) return sendApiError(reply, e);
@@ -147,4 +152,37 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
     if (!row) return sendApiError(reply, floeError('NOT_FOUND', { what: `query ${queryId}` }));
     return camelCaseKeys(row);
   });
+}
+
+/** `GET /api/tables`, the table metadata endpoint and `GET /api/qos/stats`: the system providers' rows. */
+export function registerCatalogInfoRoutes(app: FastifyInstance, state: FloeState): void {
+  const fail = (reply: FastifyReply, e: unknown, what: string) => {
+    const mapped = sqlErrorOf(e, what);
+    if (isFloeError(mapped)) return sendApiError(reply, mapped);
+    throw e;
+  };
+
+  app.get('/api/tables', async (req, reply) => {
+    const q = req.query as Record<string, unknown>;
+    const catalog = typeof q.catalog === 'string' && q.catalog.length > 0 ? q.catalog : 'default';
+    try {
+      return { tables: await state.tables.names(viewerOf(queryPrincipalOf(req)), catalog) };
+    } catch (e) {
+      return fail(reply, e, catalog);
+    }
+  });
+
+  app.get('/api/catalogs/:catalog/namespaces/:namespace/tables/:table', async (req, reply) => {
+    const p = req.params as { catalog: string; namespace: string; table: string };
+    // Multi-level namespaces as in the Iceberg routes: levels joined by the unit separator (or '.').
+    const namespace = p.namespace.includes('\u001f') ? p.namespace.split('\u001f') : p.namespace.split('.');
+    try {
+      const m = await state.tables.describe(viewerOf(queryPrincipalOf(req)), p.catalog, namespace, p.table);
+      return tableMetadataAnswer(p.table, m);
+    } catch (e) {
+      return fail(reply, e, `${p.catalog}.${namespace.join('.')}.${p.table}`);
+    }
+  });
+
+  app.get('/api/qos/stats', async () => qosStats(state.wlm));
 }

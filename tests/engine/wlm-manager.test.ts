@@ -267,3 +267,17 @@ t.test('a query killed while its fragment waits for a worker: the fragment rejec
   await t.rejects(b.runFragment(async () => ({ cpuMs: 1, finished: true })), { code: 'QUERY_TIMEOUT' }, 'after release: no more fragments');
   a.release();
 });
+
+t.test('createWorkloadManager: the server wiring from the operator section and a registry', async (t) => {
+  const { createWorkloadManager } = await import('../../engine/wlm/index.js');
+  const registry = new Registry();
+  const clock = new VirtualClock();
+  const wlm = createWorkloadManager({ spec: { resource_groups: { root: { subgroups: [{ name: 'bi' }] } }, routing_rules: [{ match_source: 'bi', target_group: 'root.bi' }] }, registry, clock });
+  const ticket = wlm.admit({ queryId: 'x', tenant: 't', user: 'u', source: 'bi', resourcePool: null, queryType: 'select', workloadClass: 'medium', ...wlm.classLimits('medium') });
+  t.equal(ticket.groupPath, '/root/bi');
+  if (ticket.kind === 'accepted') (await ticket.lease).release();
+  const text = await registry.metrics();
+  t.match(text, /floe_wlm_group_admitted_total\{group="\/root\/bi"\} 1/);
+  t.match(text, /floe_mlfq_level_queue_depth\{level="4"\} 0/);
+  t.equal(clock.pending, 0);
+});

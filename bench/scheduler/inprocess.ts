@@ -12,13 +12,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { DuckDBInstance, DuckDBPendingResultState, type DuckDBConnection, type DuckDBPendingResult } from '@duckdb/node-api';
-import { PRIORITY, resolveWorkloadConfig, type WorkloadConfigSpec } from '../engine/wlm/config.js';
-import { systemClock } from '../engine/wlm/clock.js';
-import { WorkloadManager, type AdmissionRequest } from '../engine/wlm/manager.js';
-import type { FragmentQuantum, QuantumResult } from '../engine/wlm/mlfq.js';
-import { percentile } from './report.js';
+import { PRIORITY, resolveWorkloadConfig, type WorkloadConfigSpec } from '../../engine/wlm/config.js';
+import { systemClock } from '../../engine/wlm/clock.js';
+import { WorkloadManager, type AdmissionRequest } from '../../engine/wlm/manager.js';
+import type { FragmentQuantum, QuantumResult } from '../../engine/wlm/mlfq.js';
+import { percentile } from '../report.js';
 
-const DATA = new URL('../../../shared/data/tpch/', import.meta.url).pathname;
+const DATA = new URL('../../../../shared/data/tpch/', import.meta.url).pathname;
 
 const TABLES: Record<string, string> = {
   region: 'r_regionkey INT, r_name VARCHAR, r_comment VARCHAR',
@@ -50,13 +50,21 @@ async function load(instance: DuckDBInstance): Promise<void> {
  * One query as a fragment the MLFQ can time-slice: the first quantum starts a pending result, each
  * quantum runs DuckDB tasks until `quantumMs` is used, then yields.
  */
+/** The longest single DuckDB task seen: a quantum cannot end inside a task. */
+const taskStats = { longestTaskMs: 0, quanta: 0, longestQuantumMs: 0 };
+
 function slicedQuery(connection: DuckDBConnection, sql: string): (q: FragmentQuantum) => Promise<QuantumResult> {
   let pending: DuckDBPendingResult | null = null;
   return async (q) => {
     const started = performance.now();
+    taskStats.quanta += 1;
     pending ??= await connection.start(sql);
     for (;;) {
+      const taskStart = performance.now();
       const state = pending.runTask();
+      const taskMs = performance.now() - taskStart;
+      if (taskMs > taskStats.longestTaskMs) taskStats.longestTaskMs = taskMs;
+      if (taskStart + taskMs - started > taskStats.longestQuantumMs) taskStats.longestQuantumMs = taskStart + taskMs - started;
       if (state === DuckDBPendingResultState.RESULT_READY) {
         await pending.readAll();
         const cpuMs = performance.now() - started;
@@ -112,6 +120,8 @@ type Executor = 'mlfq' | 'fifo';
 
 export interface InProcessLiveResult {
   readonly batchQueryMs: Record<string, number>;
+  /** Quanta run, and the longest DuckDB task and quantum seen (a quantum ends only between tasks). */
+  readonly slicing: { readonly quanta: number; readonly longestTaskMs: number; readonly longestQuantumMs: number };
   readonly interactiveAlone: Latencies;
   readonly interactiveUnderLoad: Record<Executor, Latencies>;
   readonly p99UnderLoadOverIdle: Record<Executor, number>;
@@ -222,6 +232,7 @@ export async function inProcessLive(): Promise<InProcessLiveResult> {
 
   return {
     batchQueryMs,
+    slicing: { quanta: taskStats.quanta, longestTaskMs: r2(taskStats.longestTaskMs), longestQuantumMs: r2(taskStats.longestQuantumMs) },
     interactiveAlone: alone,
     interactiveUnderLoad: underLoad,
     p99UnderLoadOverIdle: { mlfq: r2(underLoad.mlfq.p99Ms / alone.p99Ms), fifo: r2(underLoad.fifo.p99Ms / alone.p99Ms) },
