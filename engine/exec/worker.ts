@@ -196,44 +196,67 @@ interface Created {
   readonly views: string[];
 }
 
-async function bindRelations(conn: DuckDBConnection, queryId: string, inputs: readonly FragmentInputFile[], scans: readonly TableScanInput[], created: Created): Promise<void> {
-  for (const [i, input] of inputs.entries()) {
-    const alias = `__floe_in_${queryId.replace(/[^a-zA-Z0-9]/g, '')}_${i}`;
-    await conn.run(`ATTACH ${sqlString(input.path)} AS ${quoteIdent(alias)} (READ_ONLY)`);
+/**
+ * Views of the previous task, dropped with the next task's first statement batch (one round trip
+ * instead of one per view; nothing can use them in between, the connection is this worker's).
+ */
+let staleViews: string[] = [];
+
+/**
+ * Binds a task's relations in one round trip: drops of the previous task's views, the memory limit
+ * when it changes, ATTACH of input files, and a view per input, scan and system table. Name-mapped
+ * scans first probe their files (rare: migrated tables only).
+ */
+async function bindRelations(
+  conn: DuckDBConnection,
+  task: { readonly queryId: string; readonly inputs: readonly FragmentInputFile[]; readonly scans: readonly TableScanInput[]; readonly systemScans?: readonly { readonly relation: string; readonly sql?: string }[]; readonly memoryLimitBytes: number | undefined },
+  created: Created,
+): Promise<void> {
+  const statements = staleViews.map((v) => `DROP VIEW IF EXISTS temp.${quoteIdent(v)}`);
+  staleViews = [];
+  const limit = Math.max(16 * 1024 * 1024, Math.floor(task.memoryLimitBytes ?? config.memoryLimitBytes));
+  if (limit !== currentMemoryLimit) {
+    statements.push(`SET memory_limit = '${limit}B'`);
+    currentMemoryLimit = undefined;
+  }
+  const view = (relation: string, sql: string): void => {
+    statements.push(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(relation)} AS ${sql}`);
+    created.views.push(relation);
+  };
+  for (const [i, input] of task.inputs.entries()) {
+    const alias = `__floe_in_${task.queryId.replace(/[^a-zA-Z0-9]/g, '')}_${i}`;
+    statements.push(`ATTACH ${sqlString(input.path)} AS ${quoteIdent(alias)} (READ_ONLY)`);
     created.attached.push(alias);
-    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(input.relation)} AS SELECT * FROM ${quoteIdent(alias)}.r`);
-    created.views.push(input.relation);
+    view(input.relation, `SELECT * FROM ${quoteIdent(alias)}.r`);
   }
-  for (const scan of scans) {
+  for (const scan of task.scans) {
     const noIds = scan.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, scan);
-    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(scan.relation)} AS ${scanSql(scan, { filesWithoutFieldIds: noIds })}`);
-    created.views.push(scan.relation);
+    view(scan.relation, scanSql(scan, { filesWithoutFieldIds: noIds }));
   }
-}
-
-/** System-table rows (a typed VALUES query filled in by the session) as views under their relation names. */
-async function bindSystemScans(conn: DuckDBConnection, systemScans: readonly { readonly relation: string; readonly sql?: string }[], created: Created): Promise<void> {
-  for (const system of systemScans) {
+  for (const system of task.systemScans ?? []) {
     if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
-    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(system.relation)} AS ${system.sql}`);
-    created.views.push(system.relation);
+    view(system.relation, system.sql);
   }
+  if (statements.length > 0) await conn.run(statements.join(';\n'));
+  currentMemoryLimit = limit;
 }
 
-/** Drops a task's views and temp tables and detaches its databases, so the connection is clean. */
+/**
+ * Ends a task: attached databases are detached now (another worker may attach an output file next,
+ * and the query's folder is removed), views are dropped with the next task's batch.
+ */
 async function cleanUp(conn: DuckDBConnection, created: Created): Promise<void> {
-  for (const view of created.views) {
-    try {
-      await conn.run(`DROP VIEW IF EXISTS temp.${quoteIdent(view)}`);
-    } catch {
-      // Gone already.
-    }
-  }
-  for (const alias of created.attached) {
-    try {
-      await conn.run(`DETACH ${quoteIdent(alias)}`);
-    } catch {
-      // Gone already.
+  staleViews.push(...created.views);
+  if (created.attached.length === 0) return;
+  try {
+    await conn.run(created.attached.map((a) => `DETACH DATABASE IF EXISTS ${quoteIdent(a)}`).join(';\n'));
+  } catch {
+    for (const a of created.attached) {
+      try {
+        await conn.run(`DETACH DATABASE IF EXISTS ${quoteIdent(a)}`);
+      } catch {
+        // Gone already.
+      }
     }
   }
 }
@@ -253,12 +276,6 @@ async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput
   return out;
 }
 
-async function setMemoryLimit(conn: DuckDBConnection, bytes: number | undefined): Promise<void> {
-  const limit = Math.max(16 * 1024 * 1024, Math.floor(bytes ?? config.memoryLimitBytes));
-  if (limit === currentMemoryLimit) return;
-  await conn.run(`SET memory_limit = '${limit}B'`);
-  currentMemoryLimit = limit;
-}
 
 async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   const conn = await connection();
@@ -272,9 +289,7 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
     return { fragmentId: task.fragmentId, rows, cpuMs: cpu0 === undefined || cpu1 === undefined ? wallMs : cpu1 - cpu0, wallMs };
   };
   try {
-    await setMemoryLimit(conn, task.memoryLimitBytes);
-    await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
-    await bindSystemScans(conn, task.systemScans ?? [], created);
+    await bindRelations(conn, task, created);
     const output = task.output;
     switch (output.kind) {
       case 'spill': {
@@ -338,9 +353,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
     return { fragmentId: 0, rows, cpuMs: cpu0 === undefined || cpu1 === undefined ? wallMs : cpu1 - cpu0, wallMs };
   };
   try {
-    await setMemoryLimit(conn, task.memoryLimitBytes);
-    await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
-    await bindSystemScans(conn, task.systemScans ?? [], created);
+    await bindRelations(conn, task, created);
     const cols = task.columns.map((c) => quoteIdent(c.name)).join(', ');
     const fieldIds = `{${task.columns.map((c) => `${sqlString(c.name)}: ${c.fieldIdsSpec}`).join(', ')}}`;
     const casts = task.columns.map((c) => `CAST(q.${quoteIdent(c.name)} AS ${c.duckdbType}) AS ${quoteIdent(c.name)}`).join(', ');

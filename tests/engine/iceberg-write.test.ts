@@ -357,3 +357,32 @@ t.test('importing a dbgen .tbl.gz file through the staging folder', async (t) =>
   t.equal(importFormatOf('x.csv.gz'), 'csv');
   t.equal(importFormatOf('x.json'), undefined);
 });
+
+t.test('format v1 tables: appends and copy-on-write, no sequence numbers', async (t) => {
+  const m0 = newTableMetadata({
+    schema: schema(0, [nestedField(1, 'id', Types.long, true), nestedField(2, 'k', Types.int)]),
+    partitionSpec: { fields: [{ sourceId: 2, name: 'k', transform: Transforms.identity }] },
+    location: `file://${warehouse}/db/v1table`,
+    formatVersion: 1,
+    now: Date.now(),
+  });
+  t.equal(m0.formatVersion, 1);
+  const m1 = await commit(m0, await append(m0, 'SELECT x::BIGINT AS id, (x % 2)::INTEGER AS k FROM range(10) t(x)'));
+  const m2 = await commit(m1, await append(m1, 'SELECT x::BIGINT AS id, (x % 2)::INTEGER AS k FROM range(10, 20) t(x)'));
+  t.equal(currentSnapshot(m2)!.sequenceNumber, 0);
+  t.equal(currentSnapshot(m2)!.summary.get('total-records'), '20');
+  const { scan, plan } = await scanOf(m2, true);
+  t.equal(plan.tasks.length, 4);
+  const hit = await exec.execute({ fragments: [{ id: 0, sql: 'SELECT DISTINCT __floe_file_path FROM __floe_scan_0 WHERE id = 3', scans: [scan], inputs: [] }] });
+  const paths = new Set(hit.rows.map((r) => String(r[0])));
+  const rewrite: TableScanInput = { ...scan, rowPositions: false, tasks: plan.tasks.filter((x) => paths.has(x.file.filePath)) };
+  const { request, dataLocation } = appendWriteRequest(m2, 'SELECT * FROM __floe_scan_0 WHERE id <> 3', [rewrite]);
+  const written = await exec.write(request);
+  const m3 = await commit(m2, await stageOverwrite(io, m2, paths, dataFilesFromWritten(m2, written.files, dataLocation)));
+  t.equal(currentSnapshot(m3)!.summary.get('total-records'), '19');
+  const after = await scanOf(m3);
+  const r = await exec.execute({ fragments: [{ id: 0, sql: 'SELECT count(*), sum(id) FROM __floe_scan_0', scans: [after.scan], inputs: [] }] });
+  t.same(r.rows, [[19, 190 - 3]]);
+  t.same(parseTableMetadata(serializeTableMetadata(m3)), m3);
+  await t.rejects(stageRowDelta(io, m3, [], []), { code: 'UNSUPPORTED_STATEMENT' }, 'merge-on-read needs v2');
+});
