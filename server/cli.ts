@@ -208,13 +208,16 @@ async function admin(argv: string[]): Promise<void> {
         if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
         return Number(v);
       };
+      const minLength = int(values['min-length'], 'min-length', 1, 1024);
+      const minClasses = int(values['min-classes'], 'min-classes', 0, 4);
+      const history = int(values.history, 'history', 0, 100);
       const policy = await withAdminStore(values, async (store) => {
         if (!await findTenant(store, tenant)) throw new UsageError(`no tenant ${tenant}`);
         const current = await loadPasswordPolicy(store, tenant).catch(() => DEFAULT_PASSWORD_POLICY);
         const next = {
-          minLength: int(values['min-length'], 'min-length', 1, 1024) ?? current.minLength,
-          minClasses: int(values['min-classes'], 'min-classes', 0, 4) ?? current.minClasses,
-          historyCount: int(values.history, 'history', 0, 100) ?? current.historyCount,
+          minLength: minLength ?? current.minLength,
+          minClasses: minClasses ?? current.minClasses,
+          historyCount: history ?? current.historyCount,
           disallowUsername: values['allow-username'] ? false : current.disallowUsername,
           refuseCommon: values['allow-common'] ? false : current.refuseCommon,
           requireMfa: values['require-mfa'] ?? current.requireMfa,

@@ -88,8 +88,9 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
         }
         throw e;
       }
-      // A client that goes away cancels its statement. The response's 'close' says so (the
-      // request's own 'close' fires as soon as its body has been read, on every request).
+      // A client that goes away cancels its statement. (The request stream's own 'close' fires as
+      // soon as the body has been read; the response's fires when the connection goes, or after
+      // the answer was written: only the first case means the client left.)
       const abort = new AbortController();
       const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
       reply.raw.once('close', onClose);
