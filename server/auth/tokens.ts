@@ -107,7 +107,19 @@ export class TokenService {
 
   /** Validates a bearer token end to end (signature, claims, principal status and epoch). */
   async verify(token: string): Promise<Verification> {
-    let payload: JWTPayload;
+    const signed = await this.signedPayload(token);
+    if (!signed.ok) return signed;
+    const payload = signed.payload;
+    const claims = checkClaimShapes(payload);
+    if (!claims) return { ok: false, reason: 'invalid token' };
+    const principal = await loadPrincipalAuthState(this.db, claims.tid, claims.sub);
+    if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'principal may not sign in' };
+    if (claims.sess_epoch < principal.sessionEpoch) return { ok: false, reason: 'session revoked' };
+    return { ok: true, auth: { principal, scopes: new Set(parseScopeClaim(claims.scope)), claims } };
+  }
+
+  /** The payload of a token whose signature and fixed claims hold (from `#verified` when seen before). */
+  private async signedPayload(token: string): Promise<{ readonly ok: true; readonly payload: JWTPayload } | { readonly ok: false; readonly reason: string }> {
     const hit = this.#verified.get(token);
     if (hit !== undefined) {
       const now = this.clock.now() / 1000;
@@ -119,10 +131,11 @@ export class TokenService {
         this.#verified.delete(token);
         return { ok: false, reason: 'invalid token' };
       }
-      payload = hit.payload;
-    } else try {
+      return { ok: true, payload: hit.payload };
+    }
+    try {
       let kid: string | undefined;
-      ({ payload } = await jwtVerify(token, async (header) => {
+      const { payload } = await jwtVerify(token, async (header) => {
         kid = header.kid;
         const key = await this.keys.verificationKey(header.kid);
         if (!key) throw new joseErrors.JWKSNoMatchingKey();
@@ -133,18 +146,13 @@ export class TokenService {
         audience: this.options.audience,
         currentDate: new Date(this.clock.now()),
         requiredClaims: ['sub', 'exp', 'iat', 'jti'],
-      }));
+      });
       if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.delete(this.#verified.keys().next().value!);
       this.#verified.set(token, { payload, kid });
+      return { ok: true, payload };
     } catch (e) {
       return { ok: false, reason: e instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid token' };
     }
-    const claims = checkClaimShapes(payload);
-    if (!claims) return { ok: false, reason: 'invalid token' };
-    const principal = await loadPrincipalAuthState(this.db, claims.tid, claims.sub);
-    if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'principal may not sign in' };
-    if (claims.sess_epoch < principal.sessionEpoch) return { ok: false, reason: 'session revoked' };
-    return { ok: true, auth: { principal, scopes: new Set(parseScopeClaim(claims.scope)), claims } };
   }
 }
 
