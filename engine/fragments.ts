@@ -10,7 +10,9 @@
  * Nothing here holds SQL typed by a user: `grammar/` has already turned that into IR.
  */
 import type { FileScanTask } from '../catalog/iceberg/scan.js';
+import type { PartitionSpec } from '../catalog/iceberg/partition-spec.js';
 import type { Schema } from '../catalog/iceberg/schema.js';
+import type { LocationMapping } from '../storage-creds/file-io.js';
 
 /** One Iceberg table read, as planned. */
 export interface TableScanInput {
@@ -30,6 +32,43 @@ export interface TableScanInput {
   readonly estimatedRows: number;
   /** Bytes of the data files planned (history's `bytes_scanned`). */
   readonly estimatedBytes: number;
+  /**
+   * Location remapping of the table's catalog (tables registered from elsewhere). The executor maps
+   * task locations with it before reading, and maps the data file paths written inside position
+   * delete files the same way, so tasks may carry the locations exactly as the manifests list them.
+   */
+  readonly locationMappings?: readonly LocationMapping[];
+  /**
+   * The table's partition specs (by `specId`). With them, identity-partitioned columns are read from
+   * the manifests' partition values, as the spec requires for files written without partition
+   * columns (`write.data.partition-columns=false`).
+   */
+  readonly partitionSpecs?: readonly PartitionSpec[];
+  /**
+   * Row-level writes: the scan also yields `__floe_file_path` (the data file's location as the
+   * manifests list it) and `__floe_pos` (the row's 0-based position in that file), from which
+   * copy-on-write finds the files to rewrite and merge-on-read writes position deletes.
+   */
+  readonly rowPositions?: boolean;
+}
+
+/**
+ * One read of a Floe system table (`system.query_history`, …). The caller's system-table provider
+ * yields the rows; the executor makes them visible to the fragment as `relation` with `columns`.
+ * Plans with system scans are always one fragment.
+ */
+export interface SystemScanInput {
+  /** The relation name the fragment SQL uses (`__floe_system_<n>`). */
+  readonly relation: string;
+  /** The system table, without the `system.` prefix (`query_history`). */
+  readonly table: string;
+  /** The provider's columns, in order. */
+  readonly columns: readonly string[];
+  /**
+   * The rows as a DuckDB query (typed VALUES), filled in by the session from the provider before the
+   * plan runs: the worker binds it under `relation` like a scan. The planner leaves it out.
+   */
+  readonly sql?: string;
 }
 
 /** A unit of work for one worker. */
@@ -40,6 +79,8 @@ export interface Fragment {
   readonly scans: readonly TableScanInput[];
   /** Ids of earlier fragments whose results this fragment reads (as `fragmentRelation(id)`). */
   readonly inputs: readonly number[];
+  /** System tables this fragment reads (absent when none). */
+  readonly systemScans?: readonly SystemScanInput[];
 }
 
 /** What the planner hands the executor. Fragments are in dependency order; the last one answers. */

@@ -57,6 +57,7 @@ export interface Unary { readonly kind: 'Unary'; readonly span: Span; readonly o
 export interface Binary { readonly kind: 'Binary'; readonly span: Span; readonly op: BinaryOp; readonly left: Expr; readonly right: Expr }
 export interface Like { readonly kind: 'Like'; readonly span: Span; readonly not: boolean; readonly caseInsensitive: boolean; readonly expr: Expr; readonly pattern: Expr; readonly escape: Expr | undefined }
 export interface Is { readonly kind: 'Is'; readonly span: Span; readonly not: boolean; readonly expr: Expr; readonly value: 'NULL' | 'TRUE' | 'FALSE' | 'UNKNOWN' }
+/** `x [NOT] BETWEEN low AND high`. `symmetric` is always false: DuckDB has no BETWEEN SYMMETRIC, so the grammar refuses it (the field stays for compatibility). */
 export interface Between { readonly kind: 'Between'; readonly span: Span; readonly not: boolean; readonly symmetric: boolean; readonly expr: Expr; readonly low: Expr; readonly high: Expr }
 export interface InList { readonly kind: 'InList'; readonly span: Span; readonly not: boolean; readonly expr: Expr; readonly list: readonly Expr[] }
 export interface InSubquery { readonly kind: 'InSubquery'; readonly span: Span; readonly not: boolean; readonly expr: Expr; readonly query: Relation }

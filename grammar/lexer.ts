@@ -32,6 +32,17 @@ export interface LexError {
 
 export type LexResult = { readonly ok: true; readonly tokens: TokenString } | { readonly ok: false; readonly error: LexError };
 
+/**
+ * Deepest nesting of ( [ { and CASE … END a statement may have. The grammar and every IR walker
+ * recurse once per level (a nested scalar subquery costs the parser about 6 KB of stack), and a
+ * stack overflow must never escape as a crash: 64 levels is far beyond hand-written SQL and leaves
+ * the default 1 MB stack a wide margin.
+ */
+export const MAX_NESTING_DEPTH = 64;
+
+const OPENERS = new Set(['(', '[', '{', KEYWORD_TOKENS.get('case')!]);
+const CLOSERS = new Set([')', ']', '}', KEYWORD_TOKENS.get('end')!]);
+
 const SINGLE = new Set(['(', ')', ',', '.', ';', '=', '<', '>', '+', '-', '*', '/', '%', '[', ']', '{', '}', ':']);
 
 function isWordStart(c: number): boolean {
@@ -54,10 +65,15 @@ export function lex(text: string): LexResult {
   let chars = '';
   const starts: number[] = [];
   const ends: number[] = [];
+  let depth = 0;
+  let tooDeep = -1;
   const push = (ch: string, start: number, end: number): void => {
     chars += ch;
     starts.push(start);
     ends.push(end);
+    if (OPENERS.has(ch)) {
+      if (++depth > MAX_NESTING_DEPTH && tooDeep < 0) tooDeep = start;
+    } else if (CLOSERS.has(ch) && depth > 0) depth--;
   };
   let i = 0;
   while (i < n) {
@@ -153,6 +169,9 @@ export function lex(text: string): LexResult {
       continue;
     }
     return { ok: false, error: { offset: i, expected: 'a valid token', detail: `unexpected character ${JSON.stringify(String.fromCodePoint(text.codePointAt(i)!))}` } };
+  }
+  if (tooDeep >= 0) {
+    return { ok: false, error: { offset: tooDeep, expected: `at most ${MAX_NESTING_DEPTH} levels of nesting`, detail: 'statement nested too deeply' } };
   }
   return { ok: true, tokens: { chars, starts, ends } };
 }

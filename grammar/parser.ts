@@ -5,7 +5,7 @@
  */
 import grammar from './sql.ohm-bundle.js';
 import { FloeError } from './errors.js';
-import { lex, lineColumn } from './lexer.js';
+import { lex, lineColumn, type TokenString } from './lexer.js';
 import { KEYWORD_TOKENS } from './keywords.js';
 import { createActions, checkActions, evaluate, type ParseContext } from './semantics.js';
 import type { Span, Statement } from './ir.js';
@@ -94,6 +94,19 @@ export class Parser {
       return { ok: false, error: new FloeError('SYNTAX_ERROR', { line, column, expected: lexed.error.expected, detail: lexed.error.detail }) };
     }
     const tokens = lexed.tokens;
+    try {
+      return this.#parseTokens(sql, tokens);
+    } catch (e) {
+      // The nesting and chain limits keep recursion far from the stack's end; this is the net
+      // under them (a caller already deep in its own stack): never a crash, a SYNTAX_ERROR.
+      if (e instanceof RangeError) {
+        return { ok: false, error: new FloeError('SYNTAX_ERROR', { line: 1, column: 1, expected: 'a simpler statement', detail: 'statement too complex to parse' }) };
+      }
+      throw e;
+    }
+  }
+
+  #parseTokens(sql: string, tokens: TokenString): ParseResult {
     const match = grammar.match(tokens.chars);
     if (match.failed()) {
       const pos = match.getRightmostFailurePosition();
@@ -137,14 +150,49 @@ interface OhmFailure {
   isFluffy(): boolean;
 }
 
+/** How the offending token reads in a message. String literals are never echoed: they may be secrets. */
 function describeToken(raw: string): string {
+  const c = raw.charCodeAt(0);
+  if (c === 39 || ((c === 69 || c === 101) && raw.charCodeAt(1) === 39)) return 'a string literal';
   return raw.length > 40 ? `${JSON.stringify(raw.slice(0, 37))}…` : JSON.stringify(raw);
 }
 
-/** "SELECT, WITH or an identifier" from Ohm's rightmost failures, in token terms. */
+/**
+ * Tokens that can start an expression, and type names. When a failure lists the tell-tale ones
+ * (an identifier, a number and a string literal; BIGINT and VARCHAR), they are shown as one item,
+ * "an expression" or "a data type", instead of twenty alternatives.
+ */
+const EXPRESSION_START: ReadonlySet<string> = new Set([
+  'an identifier', 'a number', 'a string literal', '"("', '"["', '"{"', '"-"', '"+"', 'NOT', 'NULL', 'TRUE', 'FALSE',
+  'CASE', 'CAST', 'TRY_CAST', 'EXTRACT', 'SUBSTRING', 'EXISTS', 'INTERVAL', 'DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMPTZ',
+  'LEFT', 'RIGHT',
+]);
+const TYPE_START: ReadonlySet<string> = new Set([
+  'STRUCT', 'LIST', 'ARRAY', 'MAP', 'DECIMAL', 'NUMERIC', 'DEC', 'FIXED', 'TIMESTAMP', 'DOUBLE', 'CHARACTER', 'VARCHAR',
+  'CHAR', 'STRING', 'BOOLEAN', 'BOOL', 'TINYINT', 'SMALLINT', 'INT2', 'INTEGER', 'INT4', 'INT8', 'INT', 'BIGINT', 'LONG',
+  'HUGEINT', 'FLOAT8', 'FLOAT4', 'FLOAT', 'REAL', 'DATE', 'TIMESTAMPTZ', 'TIME', 'TEXT', 'UUID', 'BINARY', 'VARBINARY',
+  'BLOB', 'BYTEA', 'JSON',
+]);
+
+/** Replaces the members of `group` in `list` by `name` (at the first member's place). */
+function collapse(list: string[], group: ReadonlySet<string>, name: string): string[] {
+  const out: string[] = [];
+  let placed = false;
+  for (const x of list) {
+    if (!group.has(x)) out.push(x);
+    else if (!placed) {
+      out.push(name);
+      placed = true;
+    }
+  }
+  return out;
+}
+
+/** "SELECT, WITH or an identifier" from Ohm's rightmost failures, in token terms and grammar order. */
 function expectedText(failures: readonly OhmFailure[]): string {
   const seen = new Set<string>();
-  for (const f of failures) {
+  // Ohm lists the failures last-tried first.
+  for (const f of [...failures].reverse()) {
     if (f.isFluffy()) continue;
     const t = f.getText();
     if (t.includes('..')) continue; // character-range guards, not something a user can type
@@ -152,7 +200,9 @@ function expectedText(failures: readonly OhmFailure[]): string {
     if (shown === 'end of input') seen.add('the end of the statement');
     else seen.add(shown);
   }
-  const list = [...seen];
+  let list = [...seen];
+  if (seen.has('BIGINT') && seen.has('VARCHAR')) list = collapse(list, TYPE_START, 'a data type');
+  if (seen.has('an identifier') && seen.has('a number') && seen.has('a string literal')) list = collapse(list, EXPRESSION_START, 'an expression');
   if (list.length === 0) return 'a valid statement';
   if (list.length === 1) return list[0]!;
   return `${list.slice(0, -1).join(', ')} or ${list[list.length - 1]!}`;

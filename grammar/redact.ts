@@ -47,6 +47,14 @@ function defaultParser(): Parser {
   return shared;
 }
 
+/**
+ * A comment or quoted identifier in text that does not parse may be commented-out SQL, or (an
+ * unterminated one) the rest of the statement itself: single-quoted parts in it are redacted too.
+ */
+function redactComment(comment: string): string {
+  return comment.replace(/[Ee]?'(?:[^']|'')*'?/g, REDACTED);
+}
+
 /** The lexer-level fallback for text that does not parse. Never throws. */
 export function redactTokens(sql: string): string {
   const n = sql.length;
@@ -65,14 +73,14 @@ export function redactTokens(sql: string): string {
     if (c === 45 && next === 45) {
       const nl = sql.indexOf('\n', i);
       const end = nl < 0 ? n : nl;
-      out += sql.slice(i, end);
+      out += redactComment(sql.slice(i, end));
       i = end;
       continue;
     }
     if (c === 47 && next === 42) {
       const close = sql.indexOf('*/', i + 2);
       const end = close < 0 ? n : close + 2;
-      out += sql.slice(i, end);
+      out += redactComment(sql.slice(i, end));
       i = end;
       continue;
     }
@@ -108,7 +116,8 @@ export function redactTokens(sql: string): string {
     if (c === 34) {
       const close = sql.indexOf('"', i + 1);
       const end = close < 0 ? n : close + 1;
-      out += sql.slice(i, end);
+      // an unbalanced quote may swallow the rest of the statement: quoted parts inside are redacted
+      out += redactComment(sql.slice(i, end));
       i = end;
       afterSecretKeyword = false;
       continue;

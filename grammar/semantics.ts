@@ -45,6 +45,14 @@ export function isAggregateCall(call: FunctionCall): boolean {
   return call.filter !== undefined || (last !== undefined && AGGREGATE_FUNCTIONS.has(last.name.toLowerCase()));
 }
 
+/**
+ * Most operators (binary, prefix NOT and signs, postfix :: and [ ]) in one flat expression chain.
+ * A chain becomes a tree as deep as it is long, and every walker of the IR (unparse, the planner)
+ * recurses once per level: 1000 keeps them a wide margin from a stack overflow. Long generated
+ * OR chains should be IN lists, which have no limit.
+ */
+export const MAX_EXPRESSION_CHAIN = 1000;
+
 // Precedence levels of the flat operator chain (higher binds tighter), as in PostgreSQL.
 const PREC_OR = 1;
 const PREC_AND = 2;
@@ -200,7 +208,11 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
   };
 
   /** Applies postfix operators (:: and [ ]) and then unary signs (innermost last) to a primary. */
+  const tooLong = (n: OhmNode): never =>
+    fail(n, `at most ${MAX_EXPRESSION_CHAIN} operators in one expression`, 'expression too long; use IN (…) for long lists');
   const operand = (signs: OhmNode, primary: OhmNode, ops: OhmNode, args: OhmNode): Expr => {
+    if (signs.children.length > MAX_EXPRESSION_CHAIN) tooLong(signs.children[MAX_EXPRESSION_CHAIN]!);
+    if (ops.children.length > MAX_EXPRESSION_CHAIN) tooLong(ops.children[MAX_EXPRESSION_CHAIN]!);
     let e = primary.ir() as Expr;
     ops.children.forEach((op, i) => {
       const arg = args.children[i]!;
@@ -645,12 +657,14 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       return list<Expr>(first, rest);
     },
     expr(first, tails) {
+      if (tails.children.length > MAX_EXPRESSION_CHAIN) tooLong(tails.children[MAX_EXPRESSION_CHAIN]!);
       const items = first.ir() as Item[];
       if (tails.children.length === 0 && items.length === 1) return (items[0] as { expr: Expr }).expr;
       for (const t of tails.children) for (const it of t.ir() as Item[]) items.push(it);
       return climb(items);
     },
     exprOperand(nots, signs, primary, ops, args) {
+      if (nots.children.length > MAX_EXPRESSION_CHAIN) tooLong(nots.children[MAX_EXPRESSION_CHAIN]!);
       const items: Item[] = nots.children.map((n) => ({ t: 'not', start: span(n).start }));
       items.push({ t: 'operand', expr: operand(signs, primary, ops, args) });
       return items;
@@ -667,10 +681,10 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       const end = span(this).end;
       return [{ t: 'post', prec: PREC_IS, build: (left: Expr) => make('Is', { start: left.span.start, end }, { not: has(not), expr: left, value: v }) }];
     },
-    exprTailBody_between(not, _b, sym, low, _and, high) {
+    exprTailBody_between(not, _b, low, _and, high) {
       const lo = low.ir() as Expr;
       const hi = high.ir() as Expr;
-      return [{ t: 'post', prec: PREC_LIKE, build: (left: Expr) => make('Between', spanFrom(left.span, hi.span), { not: has(not), symmetric: has(sym), expr: left, low: lo, high: hi }) }];
+      return [{ t: 'post', prec: PREC_LIKE, build: (left: Expr) => make('Between', spanFrom(left.span, hi.span), { not: has(not), symmetric: false, expr: left, low: lo, high: hi }) }];
     },
     exprTailBody_inSubquery(not, _in, _o, query, _c) {
       const q = query.ir() as Relation;
@@ -712,6 +726,7 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       }
     },
     arithExpr(first, ops, rest) {
+      if (ops.children.length > MAX_EXPRESSION_CHAIN) tooLong(ops.children[MAX_EXPRESSION_CHAIN]!);
       if (ops.children.length === 0) return first.ir();
       const items: Item[] = [{ t: 'operand', expr: first.ir() as Expr }];
       ops.children.forEach((op, i) => {
@@ -1449,6 +1464,9 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
     describe_table(_d, _t, name) {
       return make('DescribeTable', span(this), { name: name.ir() as QualifiedName });
     },
+    describe_tableShort(_d, name) {
+      return make('DescribeTable', span(this), { name: name.ir() as QualifiedName });
+    },
     use(_u, name) {
       return make('Use', span(this), { name: name.ir() as QualifiedName });
     },
@@ -1456,6 +1474,8 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       const n = (name.ir() as QualifiedName).parts.map((p) => p.name.toLowerCase()).join('.');
       const v = value.ir() as OptionValue | undefined;
       if (n === 'svc.workload_class') {
+        // SET … = DEFAULT drops the override, exactly as RESET does.
+        if (v === undefined) return make('ResetSession', span(this), { name: n });
         const cls = typeof v === 'string' ? v.toLowerCase() : '';
         if (!WORKLOAD_CLASSES.has(cls)) fail(value, "'interactive', 'medium' or 'batch'");
         return make('SetWorkloadClass', span(this), { workloadClass: cls as WorkloadClass });

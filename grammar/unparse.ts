@@ -114,18 +114,20 @@ class Printer {
       }
       case 'Binary': {
         const prec = binaryPrec(e.op);
-        return `${this.p(e.left, prec)} ${e.op} ${this.p(e.right, prec + 1)}`;
+        // Comparisons do not associate in DuckDB (`a = b = c` is an error): parenthesize both sides.
+        const leftMin = prec === P_CMP || prec === P_IS ? prec + 1 : prec;
+        return `${this.p(e.left, leftMin)} ${e.op} ${this.p(e.right, prec + 1)}`;
       }
       case 'Like': {
         const op = `${e.not ? 'NOT ' : ''}${e.caseInsensitive ? 'ILIKE' : 'LIKE'}`;
-        return `${this.p(e.expr, P_LIKE)} ${op} ${this.p(e.pattern, P_LIKE + 1)}${e.escape === undefined ? '' : ` ESCAPE ${this.p(e.escape, P_LIKE + 1)}`}`;
+        return `${this.p(e.expr, P_LIKE + 1)} ${op} ${this.p(e.pattern, P_LIKE + 1)}${e.escape === undefined ? '' : ` ESCAPE ${this.p(e.escape, P_LIKE + 1)}`}`;
       }
       case 'Is': return `${this.p(e.expr, P_IS)} IS ${e.not ? 'NOT ' : ''}${e.value}`;
       case 'Between':
-        return `${this.p(e.expr, P_LIKE)} ${e.not ? 'NOT ' : ''}BETWEEN ${e.symmetric ? 'SYMMETRIC ' : ''}${this.p(e.low, P_CONCAT)} AND ${this.p(e.high, P_CONCAT)}`;
-      case 'InList': return `${this.p(e.expr, P_LIKE)} ${e.not ? 'NOT ' : ''}IN (${this.exprs(e.list)})`;
-      case 'InSubquery': return `${this.p(e.expr, P_LIKE)} ${e.not ? 'NOT ' : ''}IN (${this.query(e.query)})`;
-      case 'Quantified': return `${this.p(e.left, P_CMP)} ${e.op} ${e.quantifier} (${this.query(e.query)})`;
+        return `${this.p(e.expr, P_LIKE + 1)} ${e.not ? 'NOT ' : ''}BETWEEN ${e.symmetric ? 'SYMMETRIC ' : ''}${this.p(e.low, P_CONCAT)} AND ${this.p(e.high, P_CONCAT)}`;
+      case 'InList': return `${this.p(e.expr, P_LIKE + 1)} ${e.not ? 'NOT ' : ''}IN (${this.exprs(e.list)})`;
+      case 'InSubquery': return `${this.p(e.expr, P_LIKE + 1)} ${e.not ? 'NOT ' : ''}IN (${this.query(e.query)})`;
+      case 'Quantified': return `${this.p(e.left, P_CMP + 1)} ${e.op} ${e.quantifier} (${this.query(e.query)})`;
       case 'Exists': return `EXISTS (${this.query(e.query)})`;
       case 'ScalarSubquery': return `(${this.query(e.query)})`;
       case 'Case': {

@@ -7,8 +7,10 @@ import { isStoreUnavailable, StoreUnavailableError } from '../catalog/store/meta
 import { createAuthHook } from './auth-hook.js';
 import { ROUTE_ACCESS, routeAccessKey } from './route-access.js';
 import { registerCatalogConfigRoute } from './routes/catalog-config.js';
+import { registerIcebergRoutes } from './routes/iceberg/index.js';
 import { parseTokenForm, registerOAuthRoutes } from './routes/oauth.js';
 import { registerJwksRoute, registerOperationRoutes } from './routes/operations.js';
+import { registerCatalogInfoRoutes, registerQueryRoutes } from './routes/query.js';
 import type { FloeState } from './state.js';
 import { sendWireError, wireFormatOf } from './wire-errors.js';
 
@@ -77,9 +79,12 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   });
 
   registerOAuthRoutes(app, state);
-  registerCatalogConfigRoute(app, () => served);
+  registerCatalogConfigRoute(app, () => served, state);
+  registerIcebergRoutes(app, state);
   registerJwksRoute(app, state);
   registerOperationRoutes(app, state);
+  registerQueryRoutes(app, state);
+  registerCatalogInfoRoutes(app, state);
   await app.ready();
   return app;
 }

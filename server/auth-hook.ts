@@ -35,6 +35,7 @@ export function createAuthHook(state: FloeState) {
     if (access.kind === 'public') return;
     const format = wireFormatOf(req.url);
     const header = req.headers.authorization;
+    if (!header && access.kind === 'scope-or-invitation') return; // req.auth stays null: the handler decides
     if (!header) {
       reply.header('www-authenticate', challenge());
       await sendWireError(reply, format, { status: 401, message: 'authentication required: send Authorization: Bearer <access token>' });
@@ -52,7 +53,7 @@ export function createAuthHook(state: FloeState) {
       await sendWireError(reply, format, { status: 401, message: `not authorized: ${verified.reason}` });
       return;
     }
-    if (access.kind === 'scope' && !verified.auth.scopes.has(access.scope)) {
+    if ((access.kind === 'scope' || access.kind === 'scope-or-invitation') && !verified.auth.scopes.has(access.scope)) {
       reply.header('www-authenticate', challenge('insufficient_scope', `requires scope ${access.scope}`, access.scope));
       await sendWireError(reply, format, { status: 403, message: `forbidden: the token lacks scope ${access.scope}` });
       return;

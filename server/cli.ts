@@ -87,11 +87,12 @@ async function serve(argv: string[]): Promise<void> {
   const app = await buildServer(state);
   const management = config.management ? await buildManagementServer(state) : undefined;
   const address = await app.listen({ host: config.server.host, port: config.server.port });
-  if (management && config.management) await management.listen({ host: config.management.host, port: config.management.port });
+  // The management listener's real address (port 0 picks a free one, as for the main listener).
+  const managementAddress = management && config.management ? await management.listen({ host: config.management.host, port: config.management.port }) : undefined;
 
   const where = embedded ? `PGlite in ${resolve(config.data_dir)}` : 'PostgreSQL';
   const lines = [`Floe is serving on ${address} (metadata store: ${where})`];
-  if (management && config.management) lines.push(`Management listener (health, metrics) on http://${config.management.host}:${config.management.port}`);
+  if (managementAddress) lines.push(`Management listener (health, metrics) on ${managementAddress}`);
   if (state.bootstrap.kind === 'created') {
     lines.push(
       '',

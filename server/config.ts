@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_WORKLOAD_SPEC, WORKLOAD_CONFIG_SCHEMA, WORKLOAD_SCHEMA_DEFS, WorkloadConfigError, resolveWorkloadConfig, type WorkloadConfigSpec } from '../engine/wlm/config.js';
 import { DEFAULT_PRINCIPALS_CONFIG, DEFAULT_WEBHOOKS_CONFIG, type PrincipalsConfig, type WebhooksConfig } from '../engine/principals/settings.js';
 
 export interface ListenConfig {
@@ -44,6 +45,29 @@ export interface FloeConfig {
   readonly logging: {
     readonly level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   };
+  /** The query interface (`/api/query`). */
+  readonly query: {
+    /** Schema of unqualified table names when the request and session name none. */
+    readonly default_schema: string;
+    /** Largest result in rows; a bigger one fails with RESULT_TOO_LARGE instead of being cut. */
+    readonly max_result_rows: number;
+    /** Largest `timeout_ms` a request may ask for. */
+    readonly max_timeout_ms: number;
+    /** Warehouse of principals that name none; its CU rate prices their queries. */
+    readonly default_warehouse: string;
+    /** Warehouses by name with their compute-unit rate per hour of execution (history's cu_consumed). */
+    readonly warehouses: Readonly<Record<string, { readonly cu_per_hour: number }>>;
+    /** DuckDB worker threads (each one DuckDB instance with its own memory limit and spill folder). */
+    readonly workers: number;
+    /** DuckDB threads inside each worker. */
+    readonly threads_per_worker: number;
+    /** Local folders besides the warehouse that workers may read (tables registered from elsewhere). */
+    readonly data_directories: readonly string[];
+    /** Spill folder of the workers; `<data_dir>/spill` when null. */
+    readonly spill_directory: string | null;
+  };
+  /** Resource groups, routing rules, workload classes and the MLFQ (engine/wlm/config.ts, docs/workload.md). */
+  readonly workload: WorkloadConfigSpec;
   /** Principal management (engine/principals/settings.ts documents each key). */
   readonly principals: PrincipalsConfig;
   /** Webhook delivery worker. */
@@ -63,6 +87,18 @@ export const DEFAULT_CONFIG: FloeConfig = {
     rate_limit: { window_seconds: 60, max_failures_per_client: 10, max_failures_per_address: 50 },
   },
   logging: { level: 'info' },
+  query: {
+    default_schema: 'default',
+    max_result_rows: 100_000,
+    max_timeout_ms: 3_600_000,
+    default_warehouse: 'default',
+    warehouses: { default: { cu_per_hour: 1 } },
+    workers: 2,
+    threads_per_worker: 1,
+    data_directories: [],
+    spill_directory: null,
+  },
+  workload: DEFAULT_WORKLOAD_SPEC,
   principals: DEFAULT_PRINCIPALS_CONFIG,
   webhooks: DEFAULT_WEBHOOKS_CONFIG,
 };
@@ -77,7 +113,9 @@ const positive = { type: 'integer', minimum: 1 } as const;
 /** The JSON Schema of the whole file; every object refuses unknown keys. */
 export const CONFIG_SCHEMA = {
   type: 'object', additionalProperties: false,
+  $defs: WORKLOAD_SCHEMA_DEFS,
   properties: {
+    workload: WORKLOAD_CONFIG_SCHEMA,
     server: {
       type: 'object', additionalProperties: false,
       properties: { host: { type: 'string', minLength: 1 }, port, body_limit_bytes: positive, trust_proxy: { type: 'boolean' } },
@@ -107,6 +145,26 @@ export const CONFIG_SCHEMA = {
     logging: {
       type: 'object', additionalProperties: false,
       properties: { level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } },
+    },
+    query: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        default_schema: { type: 'string', minLength: 1 },
+        max_result_rows: { type: 'integer', minimum: 1, maximum: 100_000_000 },
+        max_timeout_ms: { type: 'integer', minimum: 1000 },
+        default_warehouse: { type: 'string', minLength: 1 },
+        warehouses: {
+          type: 'object', minProperties: 1,
+          additionalProperties: {
+            type: 'object', additionalProperties: false, required: ['cu_per_hour'],
+            properties: { cu_per_hour: { type: 'number', minimum: 0 } },
+          },
+        },
+        workers: { type: 'integer', minimum: 1, maximum: 256 },
+        threads_per_worker: { type: 'integer', minimum: 1, maximum: 256 },
+        data_directories: { type: 'array', items: { type: 'string', minLength: 1 } },
+        spill_directory: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }] },
+      },
     },
     principals: {
       type: 'object', additionalProperties: false,
@@ -260,13 +318,25 @@ const ajv = new Ajv({ allErrors: true, strict: true });
 const validate = ajv.compile(CONFIG_SCHEMA);
 
 export function validateConfig(candidate: unknown): FloeConfig {
-  if (validate(candidate)) return candidate as unknown as FloeConfig;
+  if (validate(candidate)) {
+    const config = candidate as unknown as FloeConfig;
+    if (!Object.hasOwn(config.query.warehouses, config.query.default_warehouse)) {
+      throw new ConfigError(`invalid configuration:\n  query.default_warehouse: no warehouse ${JSON.stringify(config.query.default_warehouse)} in query.warehouses`);
+    }
+    try {
+      resolveWorkloadConfig(config.workload);
+    } catch (e) {
+      if (e instanceof WorkloadConfigError) throw new ConfigError(e.message);
+      throw e;
+    }
+    return config;
+  }
   const messages = (validate.errors ?? []).filter((e) => e.keyword !== 'anyOf').map(describeError);
   throw new ConfigError(`invalid configuration:\n  ${[...new Set(messages)].join('\n  ')}`);
 }
 
 function describeError(e: ErrorObject): string {
-  const at = e.instancePath.slice(1).replaceAll('/', '.') || '(top level)';
+  const at = e.instancePath.replace(/\/(\d+)(?=\/|$)/g, '[$1]').slice(1).replaceAll('/', '.') || '(top level)';
   if (e.keyword === 'additionalProperties') {
     const extra = (e.params as { additionalProperty: string }).additionalProperty;
     return `unknown key ${at === '(top level)' ? extra : `${at}.${extra}`}`;

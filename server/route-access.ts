@@ -13,7 +13,12 @@ import type { Scope } from '../engine/principals/scopes.js';
 export type RouteAccess =
   | { readonly kind: 'public' }
   | { readonly kind: 'authenticated' }
-  | { readonly kind: 'scope'; readonly scope: Scope };
+  | { readonly kind: 'scope'; readonly scope: Scope }
+  /**
+   * Like `scope` with a token; without an Authorization header the request goes on anonymously and
+   * the handler accepts only what carries its own credential (REDEEM INVITATION on /api/query).
+   */
+  | { readonly kind: 'scope-or-invitation'; readonly scope: Scope };
 
 const open: RouteAccess = { kind: 'public' };
 const anyToken: RouteAccess = { kind: 'authenticated' };
@@ -79,7 +84,7 @@ export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, Ro
   ['POST /v1/stages/presign/multipart/complete', needs('table:write')],
   ['POST /v1/stages/presign/multipart/abort', needs('table:write')],
   // Query interface
-  ['POST /api/query', needs('sql')],
+  ['POST /api/query', { kind: 'scope-or-invitation', scope: 'sql' }],
   ['GET /api/tables', needs('sql')],
   ['GET /api/catalogs/:catalog/namespaces/:namespace/tables/:table', needs('sql')],
   ['GET /api/query-history', needs('sql')],

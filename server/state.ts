@@ -3,7 +3,10 @@
  * No module-level singletons: tests build many of these in one process.
  */
 import { resolve } from 'node:path';
+import { CatalogService } from '../catalog/rest/service.js';
+import { expireIdempotencyKeys } from '../catalog/rest/idempotency.js';
 import type { MetaStore } from '../catalog/store/meta-store.js';
+import { LocalFileIO } from '../storage-creds/local-file-io.js';
 import { openStore, type StoreLocation } from '../catalog/store/open-store.js';
 import { readFileSync } from 'node:fs';
 import { bootstrapIfEmpty, type BootstrapOutcome } from '../engine/principals/bootstrap.js';
@@ -17,6 +20,19 @@ import { RefreshTokens } from './auth/refresh-tokens.js';
 import { TokenService } from './auth/tokens.js';
 import type { FloeConfig } from './config.js';
 import { createMetrics, type FloeMetrics } from './metrics.js';
+import { Parser } from '../grammar/parser.js';
+import { QueryHistory } from '../engine/history/query-history.js';
+import { QueryService } from '../engine/session/query-service.js';
+import { CatalogStatements } from '../engine/session/catalog-statements.js';
+import { QueryRunner } from '../engine/session/query-runner.js';
+import { WriteRunner } from '../engine/session/write-runner.js';
+import { PrincipalStatements } from '../engine/session/principal-statements.js';
+import { createExecutor, type Executor } from '../engine/exec/index.js';
+import { WorkloadManager, createWorkloadMetrics, resolveWorkloadConfig, systemClock as wlmSystemClock } from '../engine/wlm/index.js';
+import { DEFAULT_FRAGMENT_OPTIONS } from '../engine/planner/index.js';
+import type { SystemTableProvider } from '../engine/system/provider.js';
+import { NamespacesProvider, TablesProvider } from '../engine/system/catalog-tables.js';
+import { ResourceGroupsProvider } from '../engine/system/resource-groups.js';
 
 export interface FloeState {
   readonly config: FloeConfig;
@@ -28,6 +44,20 @@ export interface FloeState {
   readonly failuresByClient: FailureLimiter;
   readonly failuresByAddress: FailureLimiter;
   readonly metrics: FloeMetrics;
+  /** SQL → IR, with the statement cache shared by every session of this server. */
+  readonly parser: Parser;
+  readonly history: QueryHistory;
+  /** `POST /api/query`. */
+  readonly queries: QueryService;
+  /** The Iceberg REST catalog (also what the SQL engine commits through). */
+  readonly catalog: CatalogService;
+  /** Admission, queueing, the MLFQ and the query killer. */
+  readonly wlm: WorkloadManager;
+  /** The DuckDB worker pool, started on the first query. */
+  readonly executor: () => Executor;
+  /** System tables by name (`system.<name>` in SQL; the /api endpoints read the same providers). */
+  readonly systemTables: ReadonlyMap<string, SystemTableProvider>;
+  readonly tables: TablesProvider;
   /** Principal management: the server key box, the webhook worker and the maintenance timers. */
   readonly principals: {
     readonly secrets: SecretBox;
@@ -75,7 +105,57 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const interval = options.keyReloadIntervalMs ?? 30_000;
     const timer = interval > 0 ? setInterval(() => void keys.reload().catch(() => undefined), interval) : undefined;
     timer?.unref();
+    const catalog = new CatalogService({ store, io: new LocalFileIO(), clock });
+    const parser = new Parser({ cacheSize: 2000 });
+    const catalogStatements = new CatalogStatements(catalog);
+    const metrics = createMetrics();
+    const wlm = new WorkloadManager({ config: resolveWorkloadConfig(config.workload), clock: wlmSystemClock(), metrics: createWorkloadMetrics(metrics.registry) });
+    const dataDir = resolve(config.data_dir);
+    let executor: Executor | undefined;
+    // Started on first use: tests build many servers, and most never run a query.
+    const executorOf = (): Executor => (executor ??= createExecutor({
+      workers: config.query.workers, threadsPerWorker: config.query.threads_per_worker,
+      spillDirectory: config.query.spill_directory ?? resolve(dataDir, 'spill'),
+      dataDirectories: [resolve(dataDir, 'warehouse'), ...config.query.data_directories.map((d) => resolve(d))],
+    }));
+    const warehouses = config.query.warehouses;
+    const history = new QueryHistory(store, clock, {
+      cuPerHour: (w) => (w !== null && Object.hasOwn(warehouses, w) ? warehouses[w]! : warehouses[config.query.default_warehouse]!).cu_per_hour,
+    });
+    const tablesProvider = new TablesProvider(catalog);
+    const resourceGroups = new ResourceGroupsProvider(wlm);
+    const systemTables = new Map<string, SystemTableProvider>([
+      [history.name, history], [tablesProvider.name, tablesProvider], ['namespaces', new NamespacesProvider(catalog)], [resourceGroups.name, resourceGroups],
+    ]);
+    const queryRunnerExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
+    const queryRunner = new QueryRunner({
+      catalog, parser, executor: queryRunnerExecutor,
+      wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
+    });
     const secrets = await openSecretBox(store, config.principals.encryption_key);
+    const passwords = new PasswordHasher(config.principals.password_hash_concurrency);
+    const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets });
+    const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
+    const queries = new QueryService({
+      parser, history, clock,
+      runners: {
+        ddl: (ctx, statement) => (statement.kind === 'CreateView' ? writeRunner.run(ctx, statement) : catalogStatements.run(ctx, statement)),
+        query: (ctx, statement) => (statement.kind === 'Query' || statement.kind === 'Explain' ? queryRunner.run(ctx, statement) : writeRunner.run(ctx, statement)),
+        principal: (ctx, statement) => principalStatements.run(ctx, statement),
+        workload: async () => resourceGroups.show(),
+        invitation: (statement) => principalStatements.redeem(statement),
+      },
+      defaultCatalog: 'default', defaultSchema: config.query.default_schema,
+      maxResultRows: config.query.max_result_rows, maxTimeoutMs: config.query.max_timeout_ms,
+      // A bug's details go to the log under a reference the client sees; never the SQL text.
+      logBug: (reference, error) => {
+        if (config.logging.level === 'silent') return;
+        process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), msg: 'statement failed with an internal error', reference, err: error instanceof Error ? error.stack : String(error) })}\n`);
+      },
+    });
+    if (bootstrap.kind === 'created') await catalog.ensureDefaultCatalog(bootstrap.tenantId, `file://${resolve(config.data_dir, 'warehouse')}`);
+    const idempotencyTimer = setInterval(() => void expireIdempotencyKeys(store, clock.now()).catch(() => undefined), 10 * 60_000);
+    idempotencyTimer.unref();
     const webhookWorker = new WebhookWorker({ store, clock, config: config.webhooks, secrets, ca: config.webhooks.ca_file ? readFileSync(config.webhooks.ca_file, 'utf8') : undefined });
     const maintenance = new PrincipalMaintenance(store, clock, config.principals);
     if (config.principals.background_jobs) {
@@ -83,14 +163,18 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       maintenance.start();
     }
     return {
-      config, store, clock, keys, tokens, bootstrap,
-      principals: { secrets, webhookWorker, maintenance, passwords: new PasswordHasher(config.principals.password_hash_concurrency) },
+      catalog,
+      config, store, clock, keys, tokens, bootstrap, parser, history, queries, wlm, executor: executorOf, systemTables, tables: tablesProvider,
+      principals: { secrets, webhookWorker, maintenance, passwords },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
       failuresByAddress: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_address }, clock),
-      metrics: createMetrics(),
+      metrics,
       async close() {
         if (timer) clearInterval(timer);
+        await history.close();
+        await executor?.close();
+        clearInterval(idempotencyTimer);
         maintenance.stop();
         await webhookWorker.stop();
         await store.close();

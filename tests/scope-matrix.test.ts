@@ -36,12 +36,12 @@ for (const key of registered) {
       return;
     }
     t.equal(anonymous.statusCode, 401, 'no token');
-    if (access.kind === 'scope') {
+    if (access.kind === 'scope' || access.kind === 'scope-or-invitation') {
       const others = ALL_SCOPES.filter((s) => s !== access.scope).join(' ');
       const without = await server.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${await server.token(others)}` } });
       t.equal(without.statusCode, 403, `every scope but ${access.scope}`);
     }
-    const scope = access.kind === 'scope' ? access.scope : 'sql';
+    const scope = access.kind === 'scope' || access.kind === 'scope-or-invitation' ? access.scope : 'sql';
     const withScope = await server.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${await server.token(scope)}` } });
     t.not(withScope.statusCode, 401, `with ${scope}`);
     t.not(withScope.statusCode, 403, `with ${scope}`);

@@ -78,7 +78,11 @@ export class PgStore implements MetaStore {
     await withDeadline(this.pool.query('SELECT 1'), timeoutMs, 'PostgreSQL');
   }
 
-  async close(): Promise<void> {
-    await this.pool.end();
+  #closing: Promise<void> | undefined;
+
+  /** Idempotent: the second caller waits for the first close. */
+  close(): Promise<void> {
+    this.#closing ??= this.pool.end();
+    return this.#closing;
   }
 }

@@ -73,7 +73,11 @@ export class PgliteStore implements MetaStore {
     await withDeadline(this.db.query('SELECT 1'), timeoutMs, 'PGlite');
   }
 
-  async close(): Promise<void> {
-    await this.db.close();
+  #closing: Promise<void> | undefined;
+
+  /** Idempotent: the second caller waits for the first close. */
+  close(): Promise<void> {
+    this.#closing ??= this.db.close();
+    return this.#closing;
   }
 }

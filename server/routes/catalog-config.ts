@@ -1,8 +1,20 @@
 /**
- * GET /v1/config: what an Iceberg client reads first. The endpoint list is derived from the
- * routes this server registered, so it can never advertise one it does not serve.
+ * GET /v1/config: what an Iceberg client reads first. `?warehouse=<catalog name>` selects a
+ * catalog: its name becomes `overrides.prefix` (the `{prefix}` of later paths) and its properties
+ * the `defaults`. Without `warehouse`, catalog `default` is chosen when the tenant has one. The
+ * endpoint list is derived from the routes this server registered, so it never advertises one it
+ * does not serve.
+ *
+ * The route is public (the spec exempts it from bearer authentication); a valid token, when sent,
+ * selects the caller's tenant, otherwise the default tenant is searched. 404
+ * `NoSuchWarehouseException` for a warehouse the tenant does not have.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { IDEMPOTENCY_KEY_LIFETIME } from '../../catalog/rest/idempotency.js';
+import { findCatalog } from '../../catalog/rest/store.js';
+import { mapToJson } from '../../catalog/rest/wire.js';
+import { DEFAULT_TENANT } from '../../engine/principals/bootstrap.js';
+import type { FloeState } from '../state.js';
 import { sendWireError } from '../wire-errors.js';
 
 /** Iceberg's endpoint notation of a Fastify route pattern (`/v1/:prefix/x` → `/v1/{prefix}/x`). */
@@ -10,17 +22,35 @@ export function icebergEndpoint(method: string, pattern: string): string {
   return `${method} ${pattern.replace(/:([A-Za-z]+)/g, '{$1}')}`;
 }
 
-export function registerCatalogConfigRoute(app: FastifyInstance, servedRoutes: () => readonly string[]): void {
-  app.get<{ Querystring: { warehouse?: string } }>('/v1/config', async (req, reply) => {
+async function tenantOf(req: FastifyRequest, state: FloeState): Promise<string> {
+  const header = req.headers.authorization;
+  const match = header === undefined ? null : /^Bearer ([A-Za-z0-9_.~+/=-]+)$/i.exec(header.trim());
+  if (match === null) return DEFAULT_TENANT;
+  const verified = await state.tokens.verify(match[1] as string);
+  return verified.ok ? verified.auth.principal.tenantId : DEFAULT_TENANT;
+}
+
+export function registerCatalogConfigRoute(app: FastifyInstance, servedRoutes: () => readonly string[], state?: FloeState): void {
+  app.get<{ Querystring: { warehouse?: string | string[] } }>('/v1/config', async (req, reply) => {
     const warehouse = req.query.warehouse;
-    if (warehouse !== undefined) {
-      // Catalogs arrive with the catalog service; until one exists no warehouse is known.
-      return sendWireError(reply, 'iceberg', { status: 404, icebergType: 'NoSuchWarehouseException', message: `warehouse ${warehouse} does not exist` });
-    }
+    if (Array.isArray(warehouse)) return sendWireError(reply, 'iceberg', { status: 400, icebergType: 'BadRequestException', message: 'warehouse given more than once' });
     const endpoints = servedRoutes().filter((r) => / \/v1\/(:prefix|transactions)\//.test(r)).map((r) => {
       const [method, pattern] = r.split(' ') as [string, string];
       return icebergEndpoint(method, pattern);
     });
-    return { defaults: {}, overrides: {}, endpoints };
+    const name = warehouse === undefined || warehouse === '' ? 'default' : warehouse;
+    const catalog = state === undefined ? undefined : await findCatalog(state.store, await tenantOf(req, state), name);
+    if (catalog === undefined) {
+      if (warehouse !== undefined && warehouse !== '') {
+        return sendWireError(reply, 'iceberg', { status: 404, icebergType: 'NoSuchWarehouseException', message: `Warehouse does not exist: ${warehouse}` });
+      }
+      return { defaults: {}, overrides: {}, endpoints, 'idempotency-key-lifetime': IDEMPOTENCY_KEY_LIFETIME };
+    }
+    return {
+      defaults: mapToJson(catalog.properties),
+      overrides: { prefix: encodeURIComponent(catalog.name), warehouse: catalog.name },
+      endpoints,
+      'idempotency-key-lifetime': IDEMPOTENCY_KEY_LIFETIME,
+    };
   });
 }

@@ -7,7 +7,7 @@
  * per client id and per address.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateClient, type OAuthClient } from '../../engine/principals/clients.js';
+import { authenticateClientPrincipal, type OAuthClient } from '../../engine/principals/clients.js';
 import { canAuthenticate, loadPrincipalAuthState, type PrincipalAuthState } from '../../engine/principals/principals.js';
 import { parseScopeClaim, resolveRequestedScopes, type Scope } from '../../engine/principals/scopes.js';
 import type { AuthMethod } from '../auth/tokens.js';
@@ -154,8 +154,9 @@ async function authenticate(state: FloeState, req: FastifyRequest, presented: Pr
   const addressKey = `address:${req.ip}`;
   const wait = Math.max(state.failuresByClient.retryAfterSeconds(clientKey), state.failuresByAddress.retryAfterSeconds(addressKey));
   if (wait > 0) throw new OAuthRefusal('invalid_client', `too many failed authentication attempts; retry in ${wait} s`, 429, wait);
-  const client = await authenticateClient(state.store, presented.clientId, presented.clientSecret);
-  const principal = client && await loadPrincipalAuthState(state.store, client.tenantId, client.principalId);
+  const found = await authenticateClientPrincipal(state.store, presented.clientId, presented.clientSecret);
+  const client = found?.client;
+  const principal = found?.principal;
   if (!client || !principal) {
     state.failuresByClient.recordFailure(clientKey);
     state.failuresByAddress.recordFailure(addressKey);

@@ -1,0 +1,158 @@
+/**
+ * `CatalogService`: the REST catalog's operations behind one typed interface, used by the HTTP
+ * routes (`server/routes/iceberg/`) and by the SQL engine (which creates tables, loads metadata and
+ * commits `add-snapshot` + `set-snapshot-ref` through the very same `commitTable`). Each operation
+ * lives in its own module under `operations/` and runs in labelled steps: validation,
+ * authorization (tenant scoping), business logic.
+ */
+import type { JsonValue } from '../iceberg/json.js';
+import type { TableRequirement, TableUpdate } from '../iceberg/table-updates.js';
+import type { ViewRequirement, ViewUpdate } from '../iceberg/view-metadata.js';
+import type { MetaStore } from '../store/meta-store.js';
+import type { FileIO } from '../../storage-creds/file-io.js';
+import type { CatalogContext, EntityIdent, Namespace } from './context.js';
+import { defaultUuid, MetadataFiles, type CatalogClock, type CatalogDeps } from './deps.js';
+import type { LoadedTable, LoadedView } from './loaded.js';
+import type { Page, PageRequest } from './paging.js';
+import { requireCatalog } from './resolve.js';
+import type { CatalogRecord, NamespaceRecord } from './store.js';
+import * as catalogs from './operations/catalogs.js';
+import * as commit from './operations/commit.js';
+import * as namespaces from './operations/namespaces.js';
+import * as rename from './operations/rename.js';
+import * as tables from './operations/tables.js';
+import * as views from './operations/views.js';
+
+export type { CreateCatalogRequest } from './operations/catalogs.js';
+export type { TableChange } from './operations/commit.js';
+export type { NamespacePropertiesChange } from './operations/namespaces.js';
+export type { CreateTableRequest, RegisterTableRequest } from './operations/tables.js';
+export type { CreateViewRequest } from './operations/views.js';
+
+export interface CatalogServiceOptions {
+  readonly store: MetaStore;
+  /** Storage reachable from this server; each catalog sees it through its location remappings. */
+  readonly io: FileIO;
+  readonly clock?: CatalogClock;
+  /** UUID source (tests may make it deterministic). */
+  readonly newUuid?: () => string;
+  /** Parsed metadata files kept in memory (they are immutable, so never stale). */
+  readonly cacheEntries?: number;
+}
+
+export class CatalogService {
+  readonly deps: CatalogDeps;
+
+  constructor(options: CatalogServiceOptions) {
+    this.deps = {
+      store: options.store,
+      clock: options.clock ?? { now: () => Date.now() },
+      io: options.io,
+      files: new MetadataFiles(options.io, options.cacheEntries),
+      newUuid: options.newUuid ?? defaultUuid,
+    };
+  }
+
+  // Catalogs ------------------------------------------------------------------------------
+
+  listCatalogs(ctx: CatalogContext): Promise<readonly CatalogRecord[]> {
+    return catalogs.listCatalogs(this.deps, ctx);
+  }
+  createCatalog(ctx: CatalogContext, request: catalogs.CreateCatalogRequest): Promise<CatalogRecord> {
+    return catalogs.createCatalog(this.deps, ctx, request);
+  }
+  loadCatalog(ctx: CatalogContext, name: string): Promise<CatalogRecord> {
+    return catalogs.loadCatalog(this.deps, ctx, name);
+  }
+  dropCatalog(ctx: CatalogContext, name: string): Promise<void> {
+    return catalogs.dropCatalog(this.deps, ctx, name);
+  }
+  /** First start: catalog `default` of the tenant, warehouse under the data directory. */
+  ensureDefaultCatalog(tenantId: string, warehouseLocation: string): Promise<void> {
+    return catalogs.ensureDefaultCatalog(this.deps, tenantId, warehouseLocation);
+  }
+  /** The FileIO through which `catalog`'s tables are read and written (remappings applied). */
+  async fileIOFor(ctx: CatalogContext, catalog: string): Promise<FileIO> {
+    return this.deps.files.ioFor(await requireCatalog(this.deps.store, ctx, catalog));
+  }
+
+  // Namespaces ----------------------------------------------------------------------------
+
+  listNamespaces(ctx: CatalogContext, catalog: string, parent?: Namespace, page?: PageRequest): Promise<Page<Namespace>> {
+    return namespaces.listNamespaces(this.deps, ctx, catalog, parent, page);
+  }
+  createNamespace(ctx: CatalogContext, catalog: string, ns: Namespace, properties?: ReadonlyMap<string, string>): Promise<NamespaceRecord> {
+    return namespaces.createNamespace(this.deps, ctx, catalog, ns, properties);
+  }
+  loadNamespace(ctx: CatalogContext, catalog: string, ns: Namespace): Promise<NamespaceRecord> {
+    return namespaces.loadNamespace(this.deps, ctx, catalog, ns);
+  }
+  namespaceExists(ctx: CatalogContext, catalog: string, ns: Namespace): Promise<boolean> {
+    return namespaces.namespaceExists(this.deps, ctx, catalog, ns);
+  }
+  dropNamespace(ctx: CatalogContext, catalog: string, ns: Namespace): Promise<void> {
+    return namespaces.dropNamespace(this.deps, ctx, catalog, ns);
+  }
+  updateNamespaceProperties(ctx: CatalogContext, catalog: string, ns: Namespace, removals: readonly string[], updates: ReadonlyMap<string, string>): Promise<namespaces.NamespacePropertiesChange> {
+    return namespaces.updateNamespaceProperties(this.deps, ctx, catalog, ns, removals, updates);
+  }
+
+  // Tables --------------------------------------------------------------------------------
+
+  listTables(ctx: CatalogContext, catalog: string, ns: Namespace, page?: PageRequest): Promise<Page<EntityIdent>> {
+    return tables.listTables(this.deps, ctx, catalog, ns, page);
+  }
+  createTable(ctx: CatalogContext, catalog: string, ns: Namespace, request: tables.CreateTableRequest): Promise<LoadedTable> {
+    return tables.createTable(this.deps, ctx, catalog, ns, request);
+  }
+  loadTable(ctx: CatalogContext, catalog: string, ident: EntityIdent): Promise<LoadedTable> {
+    return tables.loadTable(this.deps, ctx, catalog, ident);
+  }
+  tableExists(ctx: CatalogContext, catalog: string, ident: EntityIdent): Promise<boolean> {
+    return tables.tableExists(this.deps, ctx, catalog, ident);
+  }
+  /** The one commit path: requirements checked and updates applied under the row lock. */
+  commitTable(ctx: CatalogContext, catalog: string, ident: EntityIdent, requirements: readonly TableRequirement[], updates: readonly TableUpdate[]): Promise<LoadedTable> {
+    return commit.commitTable(this.deps, ctx, catalog, { ident, requirements, updates });
+  }
+  /** Atomic commit across tables: all or nothing. */
+  commitTransaction(ctx: CatalogContext, catalog: string, changes: readonly commit.TableChange[]): Promise<readonly LoadedTable[]> {
+    return commit.commitTables(this.deps, ctx, catalog, changes);
+  }
+  dropTable(ctx: CatalogContext, catalog: string, ident: EntityIdent, options?: { readonly purge?: boolean }): Promise<void> {
+    return tables.dropTable(this.deps, ctx, catalog, ident, options);
+  }
+  renameTable(ctx: CatalogContext, catalog: string, source: EntityIdent, destination: EntityIdent): Promise<void> {
+    return rename.renameEntity(this.deps, ctx, catalog, 'table', source, destination);
+  }
+  registerTable(ctx: CatalogContext, catalog: string, ns: Namespace, request: tables.RegisterTableRequest): Promise<LoadedTable> {
+    return tables.registerTable(this.deps, ctx, catalog, ns, request);
+  }
+  reportMetrics(ctx: CatalogContext, catalog: string, ident: EntityIdent, reportType: string, report: JsonValue): Promise<void> {
+    return tables.reportMetrics(this.deps, ctx, catalog, ident, reportType, report);
+  }
+
+  // Views ---------------------------------------------------------------------------------
+
+  listViews(ctx: CatalogContext, catalog: string, ns: Namespace, page?: PageRequest): Promise<Page<EntityIdent>> {
+    return views.listViews(this.deps, ctx, catalog, ns, page);
+  }
+  createView(ctx: CatalogContext, catalog: string, ns: Namespace, request: views.CreateViewRequest): Promise<LoadedView> {
+    return views.createView(this.deps, ctx, catalog, ns, request);
+  }
+  loadView(ctx: CatalogContext, catalog: string, ident: EntityIdent): Promise<LoadedView> {
+    return views.loadView(this.deps, ctx, catalog, ident);
+  }
+  viewExists(ctx: CatalogContext, catalog: string, ident: EntityIdent): Promise<boolean> {
+    return views.viewExists(this.deps, ctx, catalog, ident);
+  }
+  replaceView(ctx: CatalogContext, catalog: string, ident: EntityIdent, requirements: readonly ViewRequirement[], updates: readonly ViewUpdate[]): Promise<LoadedView> {
+    return views.replaceView(this.deps, ctx, catalog, ident, requirements, updates);
+  }
+  dropView(ctx: CatalogContext, catalog: string, ident: EntityIdent): Promise<void> {
+    return views.dropView(this.deps, ctx, catalog, ident);
+  }
+  renameView(ctx: CatalogContext, catalog: string, source: EntityIdent, destination: EntityIdent): Promise<void> {
+    return rename.renameEntity(this.deps, ctx, catalog, 'view', source, destination);
+  }
+}

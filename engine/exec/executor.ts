@@ -1,0 +1,317 @@
+/**
+ * The executor: a piscina pool of DuckDB workers that runs `FragmentPlan`s and writes.
+ *
+ * A fragment starts as soon as the fragments it reads have finished, so independent fragments (the
+ * partial aggregates of a split scan) run on different workers at once. A fragment read by others
+ * writes its result into a DuckDB database file in the query's spill folder (`<spill>/<queryId>/`):
+ * that keeps every DuckDB type exact (HUGEINT partial sums, DECIMAL(38,x), nested types), which
+ * Parquet would not; the folder is removed when the query ends. The last fragment returns rows.
+ *
+ * Cancellation and timeouts set a shared interrupt cell; the worker running the fragment sees it
+ * between DuckDB tasks and calls `connection.interrupt()` on its own connection, so the worker and its
+ * instance stay up for the next query. If a worker does not answer within a grace period after the
+ * deadline, its task is aborted (piscina replaces the thread).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Piscina } from 'piscina';
+import { FloeError, floeError } from '../../grammar/errors.js';
+import type { ErrorCode } from '../../grammar/errors.js';
+import { fragmentRelation } from '../fragments.js';
+import type { FragmentPlan, TableScanInput } from '../fragments.js';
+import { toArrowIpc } from './arrow.js';
+import { INTERRUPT_CANCEL, INTERRUPT_NONE, INTERRUPT_TIMEOUT } from './protocol.js';
+import type { FragmentMetrics, WireError, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
+import type { WireValue } from './values.js';
+
+export interface ExecutorOptions {
+  /** Worker threads (each one DuckDB instance). Default: 2. */
+  readonly workers?: number;
+  /** DuckDB `threads` per worker. Default 1: the pool, not DuckDB, spreads work over cores. */
+  readonly threadsPerWorker?: number;
+  /** Default per-worker `memory_limit` in bytes (a query may set its own). Default 1 GiB. */
+  readonly memoryLimitBytes?: number;
+  /** Spill root: each worker gets `<root>/worker-<n>-<uuid>` as `temp_directory`; queries get `<root>/<queryId>`. */
+  readonly spillDirectory: string;
+  /** Folders workers may read and write (the warehouse folder(s)). The spill root is added. */
+  readonly dataDirectories: readonly string[];
+  /** Spill space per worker in bytes. Default 16 GiB. */
+  readonly maxTempDirectoryBytes?: number;
+  /** Grace after a deadline before a silent worker is aborted (ms). Default 5000. */
+  readonly abortGraceMs?: number;
+}
+
+export interface ExecuteOptions {
+  /** The query's timeout; past it the running fragment is interrupted (57014). */
+  readonly timeoutMs?: number;
+  /** Memory limit for each fragment of the query (bytes); default the pool's. */
+  readonly memoryLimitBytes?: number;
+  /** Aborting cancels the query (57014). */
+  readonly signal?: AbortSignal;
+  /** Result-size limit in rows: more rows is RESULT_TOO_LARGE (54000), never a truncated result. */
+  readonly maxRows?: number;
+  /** Also return the result as an Arrow IPC stream. */
+  readonly arrow?: boolean;
+}
+
+export interface QueryMetrics {
+  readonly rows: number;
+  /** Bytes of data files the plan reads (from the plan's scans). */
+  readonly bytesScanned: number;
+  readonly fragments: number;
+  /** Per fragment: rows produced, CPU and wall time (ms). */
+  readonly perFragment: readonly FragmentMetrics[];
+  readonly cpuMs: number;
+  readonly wallMs: number;
+}
+
+export interface QueryResult {
+  readonly columns: readonly string[];
+  /** DuckDB SQL type names (`BIGINT`, `DECIMAL(15,2)`, `TIMESTAMP WITH TIME ZONE`, …). */
+  readonly types: readonly string[];
+  /** Rows in wire form (see `values.ts`: exact integers, DECIMAL strings, ISO 8601 times). */
+  readonly rows: readonly (readonly WireValue[])[];
+  readonly metrics: QueryMetrics;
+  /** Arrow IPC stream bytes, when `arrow` was asked for. */
+  readonly arrow?: Uint8Array;
+}
+
+/** A write request for `Executor.write` (see `engine/iceberg-io/write.ts` for building one). */
+export type WriteRequest = Omit<WriteTask, 'kind' | 'queryId' | 'interrupt' | 'deadlineMs' | 'timeoutMs' | 'memoryLimitBytes' | 'inputs'>;
+
+export interface WriteResult {
+  readonly files: readonly WrittenFile[];
+  readonly metrics: FragmentMetrics;
+}
+
+export interface Executor {
+  execute(plan: FragmentPlan, options?: ExecuteOptions): Promise<QueryResult>;
+  /** Runs a write in a worker: rows of `request.sql` into Parquet files with field ids. */
+  write(request: WriteRequest, options?: Omit<ExecuteOptions, 'maxRows' | 'arrow'>): Promise<WriteResult>;
+  /** Worker threads currently alive (for health and tests). */
+  readonly threads: number;
+  close(): Promise<void>;
+}
+
+function fromWireError(e: WireError): FloeError {
+  return new FloeError(e.code as ErrorCode, e.params as never);
+}
+
+/** Wires an abort signal and a timeout to an interrupt cell; returns a disposer. */
+function interruptCell(options: { readonly timeoutMs?: number; readonly signal?: AbortSignal }): {
+  readonly cell: Int32Array;
+  readonly deadlineMs: number | undefined;
+  readonly dispose: () => void;
+  readonly reason: () => number;
+} {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  const set = (v: number): void => {
+    if (Atomics.compareExchange(cell, 0, INTERRUPT_NONE, v) === INTERRUPT_NONE) Atomics.notify(cell, 0);
+  };
+  const deadlineMs = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
+  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => set(INTERRUPT_TIMEOUT), options.timeoutMs);
+  const onAbort = (): void => set(INTERRUPT_CANCEL);
+  if (options.signal?.aborted === true) set(INTERRUPT_CANCEL);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    cell,
+    deadlineMs,
+    reason: () => Atomics.load(cell, 0),
+    dispose: () => {
+      if (timer !== undefined) clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** The error for an interrupt the executor itself observed (a task never reached a worker, or a worker hung). */
+function interruptError(reason: number, timeoutMs: number | undefined): FloeError {
+  return reason === INTERRUPT_TIMEOUT ? floeError('QUERY_TIMEOUT', { limitMs: timeoutMs ?? 0, source: 'query' }) : floeError('QUERY_CANCELLED', { reason: 'cancelled by request' });
+}
+
+/** Starts a pool. Workers start lazily; `close()` ends them. */
+export function createExecutor(options: ExecutorOptions): Executor {
+  const spillRoot = path.resolve(options.spillDirectory);
+  mkdirSync(spillRoot, { recursive: true });
+  const workers = Math.max(1, options.workers ?? 2);
+  const grace = options.abortGraceMs ?? 5000;
+  const instanceId = randomUUID().slice(0, 8);
+  // Each worker thread gets its own temp_directory; piscina has one workerData for all, so the folder
+  // is made unique per thread inside the worker config by thread id.
+  const baseConfig: WorkerConfig = {
+    threads: Math.max(1, options.threadsPerWorker ?? 1),
+    memoryLimitBytes: options.memoryLimitBytes ?? 1024 ** 3,
+    tempDirectory: path.join(spillRoot, `workers-${instanceId}`),
+    maxTempDirectoryBytes: options.maxTempDirectoryBytes ?? 16 * 1024 ** 3,
+    allowedDirectories: [...options.dataDirectories.map((d) => path.resolve(d)), spillRoot],
+  };
+  mkdirSync(baseConfig.tempDirectory, { recursive: true });
+  const pool = new Piscina({
+    filename: new URL('./worker.js', import.meta.url).href,
+    minThreads: 0,
+    maxThreads: workers,
+    idleTimeout: 60_000,
+    concurrentTasksPerWorker: 1,
+    workerData: baseConfig,
+  });
+
+  async function runTask(task: WorkerTask, cell: ReturnType<typeof interruptCell>, timeoutMs: number | undefined): Promise<WorkerReply> {
+    const abort = new AbortController();
+    // A worker that has not answered `grace` ms after the query was interrupted (cancel or deadline)
+    // is stuck inside one DuckDB task: abort its task, and piscina replaces the thread.
+    let scheduled: NodeJS.Timeout | undefined;
+    const watchdog = setInterval(() => {
+      if (scheduled === undefined && (cell.reason() !== INTERRUPT_NONE || (cell.deadlineMs !== undefined && Date.now() >= cell.deadlineMs))) {
+        scheduled = setTimeout(() => abort.abort(), grace);
+      }
+    }, 100);
+    try {
+      return (await pool.run(task, { signal: abort.signal })) as WorkerReply;
+    } catch (e) {
+      if (abort.signal.aborted) throw interruptError(cell.reason() === INTERRUPT_NONE ? INTERRUPT_TIMEOUT : cell.reason(), timeoutMs);
+      throw e;
+    } finally {
+      clearInterval(watchdog);
+      if (scheduled !== undefined) clearTimeout(scheduled);
+    }
+  }
+
+  async function execute(plan: FragmentPlan, opts: ExecuteOptions = {}): Promise<QueryResult> {
+    const started = performance.now();
+    if (plan.fragments.length === 0) throw new Error('Bug: empty fragment plan');
+    const queryId = randomUUID();
+    const queryDir = path.join(spillRoot, queryId);
+    const cell = interruptCell(opts);
+    const done = new Map<number, Promise<WorkerReply>>();
+    const last = plan.fragments[plan.fragments.length - 1]!;
+    let created = false;
+    try {
+      if (plan.fragments.length > 1) {
+        mkdirSync(queryDir, { recursive: true });
+        created = true;
+      }
+      const spillPath = (id: number): string => path.join(queryDir, `f${id}.duckdb`);
+      for (const f of plan.fragments) {
+        const deps = f.inputs.map((id) => {
+          const p = done.get(id);
+          if (p === undefined) throw new Error(`Bug: fragment ${f.id} reads fragment ${id}, which does not come before it`);
+          return p;
+        });
+        const isLast = f === last;
+        const run = (async (): Promise<WorkerReply> => {
+          const replies = await Promise.all(deps);
+          const failed = replies.find((r) => !r.ok);
+          if (failed !== undefined) return failed;
+          const task: WorkerTask = {
+            kind: 'fragment',
+            queryId,
+            fragmentId: f.id,
+            sql: f.sql,
+            scans: f.scans,
+            ...(f.systemScans ? { systemScans: f.systemScans.map((x) => ({ relation: x.relation, ...(x.sql !== undefined ? { sql: x.sql } : {}) })) } : {}),
+            inputs: f.inputs.map((id) => ({ relation: fragmentRelation(id), path: spillPath(id) })),
+            output: isLast ? { kind: 'rows', maxRows: opts.maxRows } : { kind: 'spill', path: spillPath(f.id) },
+            memoryLimitBytes: opts.memoryLimitBytes,
+            deadlineMs: cell.deadlineMs,
+            timeoutMs: opts.timeoutMs,
+            interrupt: cell.cell,
+          };
+          const reply = await runTask(task, cell, opts.timeoutMs);
+          // One failure stops the other fragments of the query.
+          if (!reply.ok) Atomics.compareExchange(cell.cell, 0, INTERRUPT_NONE, INTERRUPT_CANCEL);
+          return reply;
+        })();
+        // Avoid unhandled rejections for fragments awaited only through dependents.
+        run.catch(() => undefined);
+        done.set(f.id, run);
+      }
+      const settled = await Promise.allSettled([...done.values()]);
+      const perFragment: FragmentMetrics[] = [];
+      let firstError: FloeError | undefined;
+      for (const s of settled) {
+        if (s.status === 'rejected') {
+          firstError ??= s.reason instanceof FloeError ? s.reason : floeError('INTERNAL_ERROR', { reference: queryId.slice(0, 8) });
+          continue;
+        }
+        if (!s.value.ok && firstError === undefined) firstError = fromWireError(s.value.error);
+      }
+      // The first error by plan order is the cause; later ones are usually the induced cancels.
+      for (const f of plan.fragments) {
+        const s = await done.get(f.id)!.catch(() => undefined);
+        if (s !== undefined) perFragment.push(s.metrics);
+        if (s !== undefined && !s.ok) {
+          const e = fromWireError(s.error);
+          if (e.code !== 'QUERY_CANCELLED' || firstError?.code === 'QUERY_CANCELLED') {
+            firstError = e;
+            break;
+          }
+        }
+      }
+      if (firstError !== undefined) throw firstError;
+      const final = await done.get(last.id)!;
+      if (!final.ok || final.kind !== 'rows') throw new Error('Bug: last fragment returned no rows');
+      const bytesScanned = uniqueScans(plan.fragments.flatMap((f) => f.scans)).reduce((n, s) => n + s.estimatedBytes, 0);
+      const metrics: QueryMetrics = {
+        rows: final.rows.length,
+        bytesScanned,
+        fragments: plan.fragments.length,
+        perFragment,
+        cpuMs: perFragment.reduce((n, m) => n + m.cpuMs, 0),
+        wallMs: performance.now() - started,
+      };
+      const base = { columns: final.columns, types: final.types, rows: final.rows, metrics };
+      return opts.arrow === true ? { ...base, arrow: toArrowIpc(final.columns, final.types, final.rows) } : base;
+    } finally {
+      cell.dispose();
+      if (created) rmSync(queryDir, { recursive: true, force: true });
+    }
+  }
+
+  async function write(request: WriteRequest, opts: Omit<ExecuteOptions, 'maxRows' | 'arrow'> = {}): Promise<WriteResult> {
+    const cell = interruptCell(opts);
+    try {
+      mkdirSync(request.dataDirectory, { recursive: true });
+      const task: WorkerTask = {
+        ...request,
+        kind: 'write',
+        queryId: randomUUID(),
+        inputs: [],
+        memoryLimitBytes: opts.memoryLimitBytes,
+        deadlineMs: cell.deadlineMs,
+        timeoutMs: opts.timeoutMs,
+        interrupt: cell.cell,
+      };
+      const reply = await runTask(task, cell, opts.timeoutMs);
+      if (!reply.ok) throw fromWireError(reply.error);
+      if (reply.kind !== 'written') throw new Error('Bug: write returned no files');
+      return { files: reply.files, metrics: reply.metrics };
+    } finally {
+      cell.dispose();
+    }
+  }
+
+  return {
+    execute,
+    write,
+    get threads() {
+      return pool.threads.length;
+    },
+    async close() {
+      await pool.destroy();
+      rmSync(baseConfig.tempDirectory, { recursive: true, force: true });
+    },
+  };
+}
+
+function uniqueScans(scans: readonly TableScanInput[]): readonly TableScanInput[] {
+  const seen = new Map<string, TableScanInput>();
+  for (const s of scans) if (!seen.has(s.relation)) seen.set(s.relation, s);
+  return [...seen.values()];
+}
+
+/** A default spill root under the OS temp folder (for embedding and tests). */
+export function defaultSpillDirectory(): string {
+  return path.join(os.tmpdir(), 'floe-spill');
+}

@@ -1,0 +1,124 @@
+/**
+ * The messages between the executor (main thread) and its piscina workers. Everything here is
+ * structured-clonable: plain objects, bigints, Maps, typed arrays, and one SharedArrayBuffer per
+ * query for interrupts.
+ */
+import type { Transform } from '../../catalog/iceberg/transforms.js';
+import type { PrimitiveType } from '../../catalog/iceberg/types.js';
+import type { TableScanInput } from '../fragments.js';
+import type { WireValue } from './values.js';
+
+/** What a worker's DuckDB instance is configured with, once, at start. */
+export interface WorkerConfig {
+  /** DuckDB `threads` of the worker's instance. */
+  readonly threads: number;
+  /** Default `memory_limit` in bytes (a query may ask for less or more per fragment). */
+  readonly memoryLimitBytes: number;
+  /** The worker's own spill folder (`temp_directory`). */
+  readonly tempDirectory: string;
+  /** `max_temp_directory_size` in bytes. */
+  readonly maxTempDirectoryBytes: number;
+  /** Folders the instance may read and write: the warehouse folder(s) and the executor's spill root. */
+  readonly allowedDirectories: readonly string[];
+}
+
+/** Values of the interrupt cell (`Int32Array` over a SharedArrayBuffer, index 0). */
+export const INTERRUPT_NONE = 0;
+export const INTERRUPT_CANCEL = 1;
+export const INTERRUPT_TIMEOUT = 2;
+
+/** An input of a fragment: an earlier fragment's result, stored as a DuckDB database file (table `r`). */
+export interface FragmentInputFile {
+  readonly relation: string;
+  readonly path: string;
+}
+
+/** Where a fragment's result goes. */
+export type FragmentOutput =
+  /** Into a DuckDB database file in the query's spill folder (table `r`), for later fragments. */
+  | { readonly kind: 'spill'; readonly path: string }
+  /** Back to the caller as wire rows; `maxRows` is the result-size limit (exceeding it is an error). */
+  | { readonly kind: 'rows'; readonly maxRows: number | undefined };
+
+/** Run one fragment of a plan. */
+export interface FragmentTask {
+  readonly kind: 'fragment';
+  readonly queryId: string;
+  readonly fragmentId: number;
+  readonly sql: string;
+  readonly scans: readonly TableScanInput[];
+  /** System-table rows the fragment reads, each a query bound as a view under its relation name. */
+  readonly systemScans?: readonly { readonly relation: string; readonly sql?: string }[];
+  readonly inputs: readonly FragmentInputFile[];
+  readonly output: FragmentOutput;
+  /** Per-fragment memory limit in bytes (the instance's `memory_limit` is set for the fragment). */
+  readonly memoryLimitBytes: number | undefined;
+  /** Wall-clock deadline (ms since epoch), the query's timeout; the worker interrupts itself past it. */
+  readonly deadlineMs: number | undefined;
+  readonly timeoutMs: number | undefined;
+  /** Shared interrupt cell, set by the executor on cancel or timeout. */
+  readonly interrupt: Int32Array;
+}
+
+/** A write: run `sql` over the scans and write its rows as Parquet files with Iceberg field ids. */
+export interface WriteTask {
+  readonly kind: 'write';
+  readonly queryId: string;
+  readonly sql: string;
+  readonly scans: readonly TableScanInput[];
+  readonly inputs: readonly FragmentInputFile[];
+  /** Output columns in order with their field ids (`FIELD_IDS` of the COPY) and DuckDB types. */
+  readonly columns: readonly { readonly name: string; readonly fieldId: number; readonly duckdbType: string; readonly fieldIdsSpec: string }[];
+  /** The partition spec's fields over the output columns (in spec order); empty = unpartitioned. */
+  readonly partitionFields: readonly { readonly column: string; readonly transform: Transform; readonly sourceType: PrimitiveType }[];
+  /** Columns each file is sorted by (position delete files are sorted by file and position). */
+  readonly orderBy?: readonly string[];
+  /** Folder (local path) the data files go to: `<dataDirectory>/<fileNamePrefix>-<n>.parquet`, one per partition tuple. */
+  readonly dataDirectory: string;
+  readonly fileNamePrefix: string;
+  readonly memoryLimitBytes: number | undefined;
+  readonly deadlineMs: number | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly interrupt: Int32Array;
+}
+
+export type WorkerTask = FragmentTask | WriteTask;
+
+/** Metrics of one fragment run. */
+export interface FragmentMetrics {
+  readonly fragmentId: number;
+  readonly rows: number;
+  /** CPU time of the worker thread that drove the fragment (ms). */
+  readonly cpuMs: number;
+  readonly wallMs: number;
+}
+
+/** A written Parquet file, with what the manifest needs (stats raw from `parquet_metadata`). */
+export interface WrittenFile {
+  readonly path: string;
+  /** The partition tuple as DuckDB values turned into wire form (decoded by the caller per transform). */
+  readonly partition: readonly WireValue[];
+  readonly recordCount: number;
+  readonly fileSizeInBytes: number;
+  readonly columns: readonly {
+    /** `path_in_schema` of the column chunk (a top-level column's name), one entry per row group. */
+    readonly name: string;
+    readonly valueCount: number;
+    readonly nullCount: number | null;
+    readonly compressedSize: number;
+    readonly min: string | null;
+    readonly max: string | null;
+  }[];
+}
+
+/** A serialized registry error (FloeError does not survive structured cloning as a class). */
+export interface WireError {
+  readonly code: string;
+  readonly params: unknown;
+}
+
+export type WorkerReply =
+  | { readonly ok: true; readonly kind: 'rows'; readonly columns: readonly string[]; readonly types: readonly string[]; readonly rows: readonly (readonly WireValue[])[]; readonly metrics: FragmentMetrics }
+  | { readonly ok: true; readonly kind: 'spilled'; readonly metrics: FragmentMetrics }
+  | { readonly ok: true; readonly kind: 'written'; readonly files: readonly WrittenFile[]; readonly metrics: FragmentMetrics }
+  | { readonly ok: false; readonly error: WireError; readonly metrics: FragmentMetrics };

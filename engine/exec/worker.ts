@@ -1,0 +1,393 @@
+/**
+ * A piscina worker: one DuckDB instance per worker thread, created on the first task from
+ * `workerData` (a `WorkerConfig`) and locked down before any task SQL runs:
+ *
+ * - `enable_external_access = false` with `allowed_directories` = the warehouse folder(s) and the
+ *   spill root: file functions, COPY, ATTACH and EXPORT reach nothing else, nor the network;
+ * - extension autoload/autoinstall off (and INSTALL/LOAD fail: external access is off);
+ * - `allowed_configs = ['memory_limit']`: the executor sets a per-fragment memory limit; nothing else
+ *   can be changed after `lock_configuration = true`.
+ *
+ * Queries are driven with pending results (`runTask()`) on this thread, so they do not occupy
+ * libuv's thread pool, the interrupt cell is checked between DuckDB tasks (cancel and timeout stop
+ * a fragment within one task's time), and the thread's own CPU time measures the fragment.
+ *
+ * The instance lives as long as the thread: that is the worker's state by design (a process
+ * boundary), and the only module-level state in the engine.
+ */
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { threadId, workerData } from 'node:worker_threads';
+import {
+  DuckDBBlobValue, DuckDBDateValue, DuckDBDecimalValue, DuckDBInstance, DuckDBPendingResultState, DuckDBTimeValue, DuckDBTimestampTZValue, DuckDBTimestampValue,
+} from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBMaterializedResult, DuckDBResult, DuckDBValue } from '@duckdb/node-api';
+import type { IcebergValue } from '../../catalog/iceberg/conversions.js';
+import { applyTransform } from '../../catalog/iceberg/transforms.js';
+import { DuckDBResultReader } from '@duckdb/node-api';
+import { isFloeError, floeError } from '../../grammar/errors.js';
+import type { FloeError } from '../../grammar/errors.js';
+import { localPath, quoteIdent, scanSql, sqlString } from '../iceberg-io/read.js';
+import { transformSql } from '../iceberg-io/partition-sql.js';
+import { fragmentRelation } from '../fragments.js';
+import type { TableScanInput } from '../fragments.js';
+import { mapDuckDBError } from './errors.js';
+import { INTERRUPT_CANCEL, INTERRUPT_NONE, INTERRUPT_TIMEOUT } from './protocol.js';
+import type { FragmentInputFile, FragmentMetrics, FragmentTask, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
+import { toWire } from './values.js';
+import type { WireValue } from './values.js';
+
+const config = workerData as WorkerConfig;
+let instancePromise: Promise<DuckDBInstance> | undefined;
+
+/** Creates and locks the worker's instance. */
+async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
+  // One temp_directory per instance: DuckDB names its spill files per instance, not per process.
+  const tempDirectory = `${c.tempDirectory}/thread-${threadId}`;
+  mkdirSync(tempDirectory, { recursive: true });
+  const instance = await DuckDBInstance.create(':memory:', {
+    threads: String(c.threads),
+    memory_limit: `${c.memoryLimitBytes}B`,
+    temp_directory: tempDirectory,
+    max_temp_directory_size: `${c.maxTempDirectoryBytes}B`,
+    autoload_known_extensions: 'false',
+    autoinstall_known_extensions: 'false',
+  });
+  const conn = await instance.connect();
+  try {
+    try {
+      await conn.run(`SET TimeZone = 'UTC'`);
+    } catch {
+      // Without ICU there is no time zone setting; TIMESTAMPTZ is UTC already.
+    }
+    const dirs = c.allowedDirectories.map((d) => sqlString(d.endsWith('/') ? d : `${d}/`)).join(', ');
+    await conn.run(`SET allowed_directories = [${dirs}]`);
+    await conn.run(`SET enable_external_access = false`);
+    await conn.run(`SET allowed_configs = ['memory_limit']`);
+    await conn.run(`SET lock_configuration = true`);
+  } finally {
+    conn.closeSync();
+  }
+  return instance;
+}
+
+let connectionPromise: Promise<DuckDBConnection> | undefined;
+let currentMemoryLimit: number | undefined;
+
+/**
+ * The worker's one connection, reused by every task (a task runs alone on its worker): connecting
+ * and closing per fragment costs more than a small query. Tasks drop what they create (temp views
+ * and tables, attached databases) in `finally`.
+ */
+function connection(): Promise<DuckDBConnection> {
+  connectionPromise ??= (async () => {
+    instancePromise ??= createInstance(config);
+    return (await instancePromise).connect();
+  })();
+  return connectionPromise;
+}
+
+/** CPU time of this thread in ms (Linux `schedstat`), else `undefined`. */
+function threadCpuMs(): number | undefined {
+  try {
+    const text = readFileSync('/proc/thread-self/schedstat', 'utf8');
+    return Number(text.split(' ')[0]) / 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a task stops early, from the shared cell. */
+function interruptReason(task: { readonly interrupt: Int32Array; readonly deadlineMs: number | undefined }): number {
+  const v = Atomics.load(task.interrupt, 0);
+  if (v !== INTERRUPT_NONE) return v;
+  if (task.deadlineMs !== undefined && Date.now() >= task.deadlineMs) return INTERRUPT_TIMEOUT;
+  return INTERRUPT_NONE;
+}
+
+function interruptedError(task: { readonly timeoutMs: number | undefined }, reason: number): FloeError {
+  return reason === INTERRUPT_TIMEOUT
+    ? floeError('QUERY_TIMEOUT', { limitMs: task.timeoutMs ?? 0, source: 'query' })
+    : floeError('QUERY_CANCELLED', { reason: 'cancelled by request' });
+}
+
+class Interrupted extends Error {
+  constructor(readonly reason: number) {
+    super('interrupted');
+  }
+}
+
+type Interruptible = { readonly interrupt: Int32Array; readonly deadlineMs: number | undefined };
+
+/**
+ * Runs one statement to completion by pending-result tasks, checking the interrupt cell between
+ * tasks; on an interrupt, `connection.interrupt()` stops it and `Interrupted` is thrown.
+ */
+async function drive(conn: DuckDBConnection, sql: string, task: Interruptible): Promise<DuckDBResult> {
+  const before = interruptReason(task);
+  if (before !== INTERRUPT_NONE) throw new Interrupted(before);
+  const pending = await conn.start(sql);
+  for (;;) {
+    const reason = interruptReason(task);
+    if (reason !== INTERRUPT_NONE) {
+      conn.interrupt();
+      try {
+        pending.runTask();
+      } catch {
+        // The interrupted query reports an error; the reason is ours.
+      }
+      throw new Interrupted(reason);
+    }
+    let state: DuckDBPendingResultState;
+    try {
+      state = pending.runTask();
+    } catch (e) {
+      const late = interruptReason(task);
+      if (late !== INTERRUPT_NONE && /interrupt/i.test(String(e))) throw new Interrupted(late);
+      throw e;
+    }
+    if (state === DuckDBPendingResultState.RESULT_READY) break;
+    if (state === DuckDBPendingResultState.NO_TASKS_AVAILABLE) Atomics.wait(task.interrupt, 0, INTERRUPT_NONE, 1);
+  }
+  return pending.getResult();
+}
+
+/** Makes the inputs and scans visible under their relation names in this connection. */
+/** What a task created in the shared connection, removed when it ends. */
+interface Created {
+  readonly attached: string[];
+  readonly views: string[];
+}
+
+async function bindRelations(conn: DuckDBConnection, queryId: string, inputs: readonly FragmentInputFile[], scans: readonly TableScanInput[], created: Created): Promise<void> {
+  for (const [i, input] of inputs.entries()) {
+    const alias = `__floe_in_${queryId.replace(/[^a-zA-Z0-9]/g, '')}_${i}`;
+    await conn.run(`ATTACH ${sqlString(input.path)} AS ${quoteIdent(alias)} (READ_ONLY)`);
+    created.attached.push(alias);
+    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(input.relation)} AS SELECT * FROM ${quoteIdent(alias)}.r`);
+    created.views.push(input.relation);
+  }
+  for (const scan of scans) {
+    const noIds = scan.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, scan);
+    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(scan.relation)} AS ${scanSql(scan, { filesWithoutFieldIds: noIds })}`);
+    created.views.push(scan.relation);
+  }
+}
+
+/** Drops a task's views and temp tables and detaches its databases, so the connection is clean. */
+async function cleanUp(conn: DuckDBConnection, created: Created): Promise<void> {
+  for (const view of created.views) {
+    try {
+      await conn.run(`DROP VIEW IF EXISTS temp.${quoteIdent(view)}`);
+    } catch {
+      // Gone already.
+    }
+  }
+  for (const alias of created.attached) {
+    try {
+      await conn.run(`DETACH ${quoteIdent(alias)}`);
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
+/** Data files of a name-mapped scan that carry no Parquet field ids, with their top-level column names. */
+async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, readonly string[]>> {
+  const paths = scan.tasks.map((t) => localPath(t.file.filePath, scan.locationMappings ?? []));
+  const out = new Map<string, readonly string[]>();
+  if (paths.length === 0) return out;
+  const reader = await conn.runAndReadAll(
+    `SELECT file_name FROM parquet_schema([${paths.map(sqlString).join(', ')}]) GROUP BY file_name HAVING count(field_id) = 0`,
+  );
+  for (const [file] of reader.getRowsJS()) {
+    const names = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${sqlString(String(file))})`)).getRowsJS().map((r) => String(r[0]));
+    out.set(String(file), names);
+  }
+  return out;
+}
+
+async function setMemoryLimit(conn: DuckDBConnection, bytes: number | undefined): Promise<void> {
+  const limit = Math.max(16 * 1024 * 1024, Math.floor(bytes ?? config.memoryLimitBytes));
+  if (limit === currentMemoryLimit) return;
+  await conn.run(`SET memory_limit = '${limit}B'`);
+  currentMemoryLimit = limit;
+}
+
+async function runFragment(task: FragmentTask): Promise<WorkerReply> {
+  const conn = await connection();
+  const created: Created = { attached: [], views: [] };
+  const cpu0 = threadCpuMs();
+  const wall0 = performance.now();
+  let rows = 0;
+  const metrics = (): FragmentMetrics => {
+    const cpu1 = threadCpuMs();
+    const wallMs = performance.now() - wall0;
+    return { fragmentId: task.fragmentId, rows, cpuMs: cpu0 === undefined || cpu1 === undefined ? wallMs : cpu1 - cpu0, wallMs };
+  };
+  try {
+    await setMemoryLimit(conn, task.memoryLimitBytes);
+    await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
+    for (const system of task.systemScans ?? []) {
+      if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
+      await conn.run(`CREATE TEMP VIEW ${quoteIdent(system.relation)} AS ${system.sql}`);
+      created.views.push(system.relation);
+    }
+    const output = task.output;
+    switch (output.kind) {
+      case 'spill': {
+        const alias = `__floe_out_${task.queryId.replace(/[^a-zA-Z0-9]/g, '')}_${task.fragmentId}`;
+        await conn.run(`ATTACH ${sqlString(output.path)} AS ${quoteIdent(alias)}`);
+        created.attached.push(alias);
+        const result = await drive(conn, `CREATE TABLE ${quoteIdent(alias)}.r AS ${task.sql}`, task);
+        rows = Number((await result.getRowsJS())[0]?.[0] ?? 0);
+        return { ok: true, kind: 'spilled', metrics: metrics() };
+      }
+      case 'rows': {
+        const result = await drive(conn, task.sql, task);
+        const reader = new DuckDBResultReader(result as DuckDBMaterializedResult);
+        const limit = output.maxRows;
+        if (limit === undefined) await reader.readAll();
+        else await reader.readUntil(limit + 1);
+        if (limit !== undefined && reader.currentRowCount > limit) throw floeError('RESULT_TOO_LARGE', { limit, unit: 'rows' });
+        const wire: WireValue[][] = reader.getRows().map((r) => r.map(toWire));
+        rows = wire.length;
+        return { ok: true, kind: 'rows', columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: wire, metrics: metrics() };
+      }
+      default: {
+        const never: never = output;
+        throw new Error(`unknown output ${String(never)}`);
+      }
+    }
+  } catch (e) {
+    return { ok: false, error: toWireError(e, task), metrics: metrics() };
+  } finally {
+    await cleanUp(conn, created);
+  }
+}
+
+/** A DuckDB value as the Iceberg single value the transforms take. */
+function icebergValueOf(v: DuckDBValue): IcebergValue | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'boolean' || typeof v === 'number' || typeof v === 'bigint' || typeof v === 'string') return v;
+  if (v instanceof DuckDBDecimalValue) return v.value;
+  if (v instanceof DuckDBDateValue) return v.days;
+  if (v instanceof DuckDBTimestampValue || v instanceof DuckDBTimestampTZValue || v instanceof DuckDBTimeValue) return v.micros;
+  if (v instanceof DuckDBBlobValue) return v.bytes;
+  return v.toString();
+}
+
+/**
+ * A write: the rows of `sql` go to one Parquet file per partition tuple, with Iceberg field ids.
+ * Rows are staged in a temp table (which spills like any DuckDB data); partition values are computed
+ * in SQL, except `bucket`, computed here with Iceberg's murmur3 over the distinct values and joined
+ * back. Tuples are numbered by `dense_rank()`, each file is one COPY of one number, and the stats
+ * come back raw from `parquet_metadata`.
+ */
+async function runWrite(task: WriteTask): Promise<WorkerReply> {
+  const conn = await connection();
+  const created: Created = { attached: [], views: [] };
+  const cpu0 = threadCpuMs();
+  const wall0 = performance.now();
+  let rows = 0;
+  const metrics = (): FragmentMetrics => {
+    const cpu1 = threadCpuMs();
+    const wallMs = performance.now() - wall0;
+    return { fragmentId: 0, rows, cpuMs: cpu0 === undefined || cpu1 === undefined ? wallMs : cpu1 - cpu0, wallMs };
+  };
+  try {
+    await setMemoryLimit(conn, task.memoryLimitBytes);
+    await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
+    const cols = task.columns.map((c) => quoteIdent(c.name)).join(', ');
+    const fieldIds = `{${task.columns.map((c) => `${sqlString(c.name)}: ${c.fieldIdsSpec}`).join(', ')}}`;
+    const casts = task.columns.map((c) => `CAST(q.${quoteIdent(c.name)} AS ${c.duckdbType}) AS ${quoteIdent(c.name)}`).join(', ');
+    await drive(conn, `CREATE TEMP TABLE __floe_stage AS SELECT ${casts} FROM (${task.sql}) AS q(${cols})`, task);
+    const exprs: string[] = [];
+    const joins: string[] = [];
+    for (const [i, pf] of task.partitionFields.entries()) {
+      if (pf.transform.kind !== 'bucket') {
+        exprs.push(`${transformSql(pf.column, pf.transform, pf.sourceType)} AS __floe_p${i}`);
+        continue;
+      }
+      // Bucket: murmur3 of each distinct value, computed with the catalog's transform.
+      await conn.run(`CREATE TEMP TABLE __floe_d${i} AS SELECT row_number() OVER () AS k, v FROM (SELECT DISTINCT ${quoteIdent(pf.column)} AS v FROM __floe_stage WHERE ${quoteIdent(pf.column)} IS NOT NULL)`);
+      await conn.run(`CREATE TEMP TABLE __floe_b${i} (k BIGINT, b INTEGER)`);
+      const distinct = (await conn.runAndReadAll(`SELECT k, v FROM __floe_d${i}`)).getRows();
+      for (let at = 0; at < distinct.length; at += 2000) {
+        const values = distinct.slice(at, at + 2000).map(([k, v]) => `(${String(k)}, ${String(applyTransform(pf.transform, pf.sourceType, icebergValueOf(v ?? null)))})`);
+        await conn.run(`INSERT INTO __floe_b${i} VALUES ${values.join(', ')}`);
+      }
+      joins.push(`LEFT JOIN (SELECT d.v, b.b FROM __floe_d${i} d JOIN __floe_b${i} b USING (k)) AS __floe_j${i} ON s.${quoteIdent(pf.column)} = __floe_j${i}.v`);
+      exprs.push(`__floe_j${i}.b AS __floe_p${i}`);
+    }
+    const order = task.partitionFields.map((_, i) => `__floe_p${i}`).join(', ');
+    await drive(
+      conn,
+      order === ''
+        ? `CREATE TEMP TABLE __floe_write AS SELECT *, 1 AS __floe_part FROM __floe_stage`
+        : `CREATE TEMP TABLE __floe_write AS SELECT *, dense_rank() OVER (ORDER BY ${order}) AS __floe_part FROM (SELECT s.*, ${exprs.join(', ')} FROM __floe_stage s ${joins.join(' ')})`,
+      task,
+    );
+    const tuples = (await conn.runAndReadAll(`SELECT DISTINCT __floe_part${order === '' ? '' : `, ${order}`} FROM __floe_write ORDER BY 1`)).getRows();
+    const files: WrittenFile[] = [];
+    for (const tuple of tuples) {
+      const n = Number(tuple[0]);
+      const path = `${task.dataDirectory.replace(/\/$/, '')}/${task.fileNamePrefix}-${String(n).padStart(5, '0')}.parquet`;
+      const fileOrder = task.orderBy === undefined || task.orderBy.length === 0 ? '' : ` ORDER BY ${task.orderBy.map(quoteIdent).join(', ')}`;
+      await drive(conn, `COPY (SELECT ${cols} FROM __floe_write WHERE __floe_part = ${n}${fileOrder}) TO ${sqlString(path)} (FORMAT parquet, FIELD_IDS ${fieldIds})`, task);
+      const meta = (await conn.runAndReadAll(
+        `SELECT row_group_id, row_group_num_rows, path_in_schema, num_values, stats_null_count, total_compressed_size, coalesce(stats_min_value, stats_min), coalesce(stats_max_value, stats_max) FROM parquet_metadata(${sqlString(path)})`,
+      )).getRowsJS();
+      const groups = new Map<string, number>();
+      for (const r of meta) groups.set(String(r[0]), Number(r[1]));
+      const recordCount = [...groups.values()].reduce((a, b) => a + b, 0);
+      rows += recordCount;
+      files.push({
+        path,
+        partition: tuple.slice(1).map(toWire),
+        recordCount,
+        fileSizeInBytes: statSync(path).size,
+        columns: meta.map((r) => ({
+          name: String(r[2]),
+          valueCount: Number(r[3]),
+          nullCount: r[4] === null ? null : Number(r[4]),
+          compressedSize: Number(r[5]),
+          min: r[6] === null ? null : String(r[6]),
+          max: r[7] === null ? null : String(r[7]),
+        })),
+      });
+    }
+    return { ok: true, kind: 'written', files, metrics: metrics() };
+  } catch (e) {
+    return { ok: false, error: toWireError(e, task), metrics: metrics() };
+  } finally {
+    try {
+      const temps = (await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE temporary AND starts_with(table_name, '__floe_')`)).getRowsJS();
+      for (const [name] of temps) await conn.run(`DROP TABLE IF EXISTS ${quoteIdent(String(name))}`);
+    } catch {
+      // The connection is closed next anyway.
+    }
+    await cleanUp(conn, created);
+  }
+}
+
+function toWireError(e: unknown, task: { readonly timeoutMs: number | undefined }): { code: string; params: unknown } {
+  let err: FloeError;
+  if (e instanceof Interrupted) err = interruptedError(task, e.reason === INTERRUPT_CANCEL ? INTERRUPT_CANCEL : INTERRUPT_TIMEOUT);
+  else if (isFloeError(e)) err = e;
+  else err = mapDuckDBError(e);
+  return { code: err.code, params: err.params };
+}
+
+/** The piscina entry point. */
+export default async function handle(task: WorkerTask): Promise<WorkerReply> {
+  switch (task.kind) {
+    case 'fragment':
+      return runFragment(task);
+    case 'write':
+      return runWrite(task);
+    default: {
+      const never: never = task;
+      throw new Error(`unknown task ${String(never)}`);
+    }
+  }
+}

@@ -1,0 +1,257 @@
+/**
+ * Queries (SELECT, EXPLAIN) from bound IR to rows:
+ *
+ *   bind (loop: the binder names tables it needs, we load them through the catalog service)
+ *   → plan each scan's files (manifests read through the catalog's FileIO) → prune and estimate
+ *   → classify → fragment → admit (workload manager: route, queue or reject) → execute on the
+ *   DuckDB workers under the lease's signal and memory cap → rows.
+ *
+ * The planner does no I/O and the workers touch no store: this module is the I/O between them.
+ */
+import { floeError, isFloeError, FloeError } from '../../grammar/errors.js';
+import type { Parser } from '../../grammar/parser.js';
+import type { Statement } from '../../grammar/ir.js';
+import { queryType } from '../../grammar/analysis.js';
+import { planScan } from '../../catalog/iceberg/scan.js';
+import type { FileScanTask } from '../../catalog/iceberg/scan.js';
+import type { CatalogService } from '../../catalog/rest/service.js';
+import { toCatalogError } from '../../catalog/rest/errors.js';
+import {
+  bindStatement, classifyWorkload, estimatedRows, formatTableName, fragmentQuery, planScans, tableKey, isSystemTableName,
+  type BoundQuery, type FragmentOptions, type PlannedScan, type RelationFacts, type SystemTableFacts, type TableName,
+} from '../planner/index.js';
+import type { FragmentPlan } from '../fragments.js';
+import type { Executor } from '../exec/index.js';
+import type { WorkloadManager, QueryLease } from '../wlm/index.js';
+import type { SystemTableProvider } from '../system/provider.js';
+import { rowsSql } from '../system/rows-sql.js';
+import { catalogContextOf, sqlErrorOf } from './catalog-statements.js';
+import { viewerOf, type RowSet, type StatementContext } from './query-service.js';
+
+/** What classification reads of a statement: its plan features and estimated rows. */
+export interface WorkloadShape {
+  readonly features: BoundQuery['features'];
+  readonly estimatedRows: number;
+}
+
+export interface QueryRunnerOptions {
+  readonly catalog: CatalogService;
+  readonly parser: Parser;
+  readonly executor: Executor;
+  readonly wlm: WorkloadManager;
+  /** Floe's system tables by name (`query_history`, …). */
+  readonly systemTables: ReadonlyMap<string, SystemTableProvider>;
+  readonly fragmentOptions: FragmentOptions;
+  readonly maxResultRows: number;
+}
+
+/** Binding gives up after this many rounds of loading (deep view chains are cut off earlier). */
+const MAX_BIND_ROUNDS = 40;
+
+export class QueryRunner {
+  constructor(private readonly o: QueryRunnerOptions) {}
+
+  async run(ctx: StatementContext, statement: Statement): Promise<RowSet> {
+    switch (statement.kind) {
+      case 'Query':
+        return this.select(ctx, statement, false);
+      case 'Explain':
+        if (statement.statement.kind !== 'Query') throw floeError('UNSUPPORTED_STATEMENT', { what: `EXPLAIN of ${statement.statement.kind}` });
+        return this.select(ctx, statement, true, statement.analyze);
+      default:
+        throw floeError('UNSUPPORTED_STATEMENT', { what: statement.kind });
+    }
+  }
+
+  /** Binds a query statement, loading every table and view it names. */
+  async bind(ctx: StatementContext, statement: Statement): Promise<BoundQuery> {
+    const facts = new Map<string, RelationFacts>();
+    const systemTables = new Map<string, SystemTableFacts>([...this.o.systemTables].map(([name, p]) => [name, { columns: p.columns.map((c) => c.name) }]));
+    const request = {
+      defaults: { catalog: ctx.session.catalog, namespace: [ctx.session.schema] },
+      facts, systemTables, parse: (sql: string) => this.o.parser.parse(sql),
+    };
+    for (let round = 0; round < MAX_BIND_ROUNDS; round++) {
+      const r = bindStatement(statement, request);
+      if (r.kind === 'bound') return r.query;
+      await Promise.all(r.tables.map(async (name) => facts.set(tableKey(name), await this.load(ctx, name))));
+    }
+    throw floeError('INVALID_REQUEST', { detail: 'views nest too deeply' });
+  }
+
+  private async load(ctx: StatementContext, name: TableName): Promise<RelationFacts> {
+    if (isSystemTableName(name)) return { kind: 'missing' };
+    const cc = catalogContextOf(ctx);
+    const ident = { namespace: name.namespace, name: name.name };
+    try {
+      const t = await this.o.catalog.loadTable(cc, name.catalog, ident);
+      return { kind: 'table', metadata: t.metadata };
+    } catch (e) {
+      const c = toCatalogError(e);
+      if (!c || !['NoSuchTableException', 'NoSuchNamespaceException', 'NoSuchWarehouseException', 'NotFoundException'].includes(c.type)) throw sqlErrorOf(e, name.name);
+      if (c.type === 'NotFoundException') throw sqlErrorOf(e, name.name);
+    }
+    try {
+      const v = await this.o.catalog.loadView(cc, name.catalog, ident);
+      const version = v.metadata.versions.find((x) => x.versionId === v.metadata.currentVersionId);
+      const sql = version?.representations.find((r) => r.type === 'sql' && (r.dialect === 'floe' || r.dialect === 'duckdb'))
+        ?? version?.representations.find((r) => r.type === 'sql');
+      if (!version || !sql || sql.type !== 'sql') throw floeError('UNSUPPORTED_STATEMENT', { what: `view ${name.name} has no SQL representation` });
+      return {
+        kind: 'view', sql: sql.sql, defaultNamespace: version.defaultNamespace,
+        ...(version.defaultCatalog !== undefined ? { defaultCatalog: version.defaultCatalog } : {}),
+      };
+    } catch (e) {
+      if (isFloeError(e)) throw e;
+      const c = toCatalogError(e);
+      if (c && ['NoSuchViewException', 'NoSuchNamespaceException', 'NoSuchWarehouseException'].includes(c.type)) return { kind: 'missing' };
+      throw sqlErrorOf(e, name.name);
+    }
+  }
+
+  /** The files of each scan, after pruning: manifests are read through the catalog's FileIO. */
+  private async planFiles(ctx: StatementContext, bound: BoundQuery): Promise<(readonly FileScanTask[])[]> {
+    const cc = catalogContextOf(ctx);
+    return Promise.all(bound.scans.map(async (scan) => {
+      if (scan.snapshot === undefined) return [];
+      try {
+        const io = await this.o.catalog.fileIOFor(cc, scan.table.catalog);
+        return (await planScan(scan.metadata, io, scan.selector)).tasks;
+      } catch (e) {
+        throw sqlErrorOf(e, scan.table.name);
+      }
+    }));
+  }
+
+  /** Each bound scan's files after pruning. */
+  async plannedScans(ctx: StatementContext, bound: BoundQuery): Promise<readonly PlannedScan[]> {
+    return planScans(bound, await this.planFiles(ctx, bound));
+  }
+
+  /** A plan ready for the workers: location mappings on every scan, system-table rows filled in. */
+  async prepare(ctx: StatementContext, bound: BoundQuery, plan: FragmentPlan): Promise<FragmentPlan> {
+    return this.fillSystemScans(ctx, await this.withLocationMappings(ctx, bound, plan));
+  }
+
+  private async select(ctx: StatementContext, statement: Statement, explain: boolean, analyze = false): Promise<RowSet> {
+    const bound = await this.bind(ctx, statement);
+    const planned = await this.plannedScans(ctx, bound);
+    const rows = estimatedRows(planned);
+    const shape: WorkloadShape = { features: bound.features, estimatedRows: rows };
+    const { classification, limits } = this.classify(ctx, shape);
+    const plan = await this.withLocationMappings(ctx, bound, fragmentQuery(bound, planned, this.o.fragmentOptions));
+    const bytes = plan.fragments.flatMap((f) => f.scans).reduce((n, s) => n + s.estimatedBytes, 0);
+
+    if (explain && !analyze) {
+      return explainRows(plan, classification.workloadClass, classification.reason, rows, limits);
+    }
+    const withRows = await this.fillSystemScans(ctx, plan);
+    const result = await this.withLease(ctx, statement, shape, async (lease) => {
+      const r = await this.o.executor.execute(withRows, {
+        signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: true,
+      });
+      lease.chargeCpu(r.metrics.cpuMs);
+      return r;
+    });
+    if (explain) {
+      const text = explainRows(plan, classification.workloadClass, classification.reason, rows, limits);
+      const m = result.metrics;
+      return { ...text, rows: [...text.rows, [`executed: ${m.rows} rows, ${m.fragments} fragments, cpu ${Math.round(m.cpuMs)} ms, wall ${Math.round(m.wallMs)} ms`]], bytesScanned: bytes, fragments: m.fragments };
+    }
+    return {
+      columns: result.columns, types: result.types, rows: result.rows,
+      ...(result.arrow ? { arrow: result.arrow } : {}),
+      bytesScanned: result.metrics.bytesScanned, fragments: result.metrics.fragments,
+    };
+  }
+
+  private classify(ctx: StatementContext, shape: WorkloadShape) {
+    const sessionClass = ctx.session.settings.get('svc.workload_class') as 'interactive' | 'medium' | 'batch' | undefined;
+    const classification = classifyWorkload(shape.features, shape.estimatedRows, sessionClass === undefined ? {} : { session: sessionClass });
+    return { classification, limits: this.o.wlm.classLimits(classification.workloadClass) };
+  }
+
+  /**
+   * Classifies, routes and admits a statement, runs `work` under the lease (its signal carries the
+   * killer's reason: timeout, memory cap, cancel) and releases it. History shows group and class.
+   */
+  async withLease<T>(ctx: StatementContext, statement: Statement, shape: WorkloadShape, work: (lease: QueryLease) => Promise<T>): Promise<T> {
+    const { classification, limits } = this.classify(ctx, shape);
+    const c = classification.workloadClass;
+    const ticket = this.o.wlm.admit({
+      queryId: ctx.queryId, tenant: ctx.principal.tenantId, user: ctx.principal.name,
+      source: ctx.source ?? ctx.session.settings.get('svc.query_source') ?? null,
+      resourcePool: ctx.session.settings.get('svc.resource_pool') ?? null,
+      queryType: queryType(statement), workloadClass: c, priority: limits.priority,
+      timeoutMs: limits.timeoutMs, memoryCapBytes: limits.memoryCapBytes, requestTimeoutMs: ctx.timeoutMs ?? null,
+    }, ctx.signal ? { signal: ctx.signal } : {});
+    ctx.lifecycle.classified({ workloadClass: c, resourceGroup: ticket.groupPath, priority: limits.priority });
+    if (ticket.kind === 'rejected') throw ticket.error;
+    const lease: QueryLease = await ticket.lease;
+    ctx.lifecycle.running({ workloadClass: c, resourceGroup: lease.groupPath, priority: limits.priority });
+    try {
+      return await work(lease);
+    } catch (e) {
+      // The workload manager's reason (timeout, memory cap, cancel) names the limit; prefer it.
+      const reason: unknown = lease.signal.aborted ? lease.signal.reason : undefined;
+      if (reason instanceof FloeError) throw reason;
+      if (isFloeError(e) && e.code === 'OUT_OF_MEMORY') throw lease.reportOutOfMemory(e.message);
+      throw e;
+    } finally {
+      lease.release();
+    }
+  }
+
+  /** Each scan carries its catalog's location mappings, so workers read registered tables in place. */
+  private async withLocationMappings(ctx: StatementContext, bound: BoundQuery, plan: FragmentPlan): Promise<FragmentPlan> {
+    const cc = catalogContextOf(ctx);
+    const catalogOfTable = new Map(bound.scans.map((b) => [formatTableName(b.table), b.table.catalog] as const));
+    const catalogs = new Map<string, Awaited<ReturnType<CatalogService['loadCatalog']>>>();
+    const byName = async (name: string) => {
+      let c = catalogs.get(name);
+      if (!c) catalogs.set(name, c = await this.o.catalog.loadCatalog(cc, name).catch((e: unknown) => { throw sqlErrorOf(e, name); }));
+      return c;
+    };
+    const fragments = await Promise.all(plan.fragments.map(async (f) => ({
+      ...f,
+      scans: await Promise.all(f.scans.map(async (s) => {
+        const catalogName = catalogOfTable.get(s.tableName);
+        if (catalogName === undefined) throw new Error(`Bug: scan of ${s.tableName} has no bound table`);
+        const mappings = (await byName(catalogName)).locationMappings;
+        return mappings.length > 0 ? { ...s, locationMappings: mappings } : s;
+      })),
+    })));
+    return { fragments };
+  }
+
+  /** Reads each system table the plan uses, as the principal may see it, into the fragments. */
+  private async fillSystemScans(ctx: StatementContext, plan: FragmentPlan): Promise<FragmentPlan> {
+    if (!plan.fragments.some((f) => (f.systemScans?.length ?? 0) > 0)) return plan;
+    const viewer = viewerOf(ctx.principal);
+    const fragments = await Promise.all(plan.fragments.map(async (f) => {
+      if (!f.systemScans || f.systemScans.length === 0) return f;
+      const systemScans = await Promise.all(f.systemScans.map(async (s) => {
+        const provider = this.o.systemTables.get(s.table);
+        if (!provider) throw floeError('UNDEFINED_TABLE', { name: `system.${s.table}` });
+        const rows = await provider.rows(viewer);
+        return { ...s, sql: rowsSql(provider.columns, rows) };
+      }));
+      return { ...f, systemScans };
+    }));
+    return { fragments };
+  }
+}
+
+function explainRows(plan: FragmentPlan, cls: string, reason: string, rows: number, limits: { priority: number; timeoutMs: number; memoryCapBytes: number }): RowSet {
+  const lines: string[] = [
+    `workload class: ${cls} (${reason}); priority ${limits.priority}, timeout ${limits.timeoutMs} ms, memory cap ${limits.memoryCapBytes} bytes`,
+    `estimated rows: ${rows}`,
+  ];
+  for (const f of plan.fragments) {
+    lines.push(`fragment ${f.id}${f.inputs.length > 0 ? ` (reads fragments ${f.inputs.join(', ')})` : ''}: ${f.sql}`);
+    for (const s of f.scans) lines.push(`  scan ${s.relation} = ${s.tableName}: ${s.tasks.length} files, ${s.estimatedRows} rows, ${s.estimatedBytes} bytes`);
+    for (const s of f.systemScans ?? []) lines.push(`  system ${s.relation} = system.${s.table}`);
+  }
+  return { columns: ['plan'], types: ['VARCHAR'], rows: lines.map((l) => [l]) };
+}
+

@@ -1,0 +1,408 @@
+/**
+ * The multi-level feedback queue in front of the workers, after Trino's `MultilevelSplitQueue`.
+ *
+ * A query's fragments are the quanta: a fragment runs for at most one quantum, then the executor
+ * yields (at a DuckDB task boundary) and the fragment's continuation is offered again, at the level
+ * its query's cumulative CPU now falls into. So a batch query's later quanta sink to lower-share
+ * levels and cannot hold every worker; a new query enters at level 0.
+ *
+ * Two layers: `MultilevelQueue` is the synchronous policy (levels, shares, charging), used as is by
+ * the deterministic simulation in `bench/scheduler.ts`; `MlfqDispatcher` wraps it with promises and
+ * a concurrency limit for the executor.
+ */
+import type { ResolvedMlfqConfig } from './config.js';
+import { MinHeap } from './heap.js';
+
+/** Level entry thresholds, seconds of a query's cumulative scheduled CPU (the spec's Limits). */
+export const LEVEL_THRESHOLD_SECONDS: readonly number[] = [0, 1, 10, 60, 300];
+/** Each level is owed this many times the CPU time of the next: shares 16:8:4:2:1. */
+export const LEVEL_TIME_MULTIPLIER = 2;
+/** Most one quantum may add to its level's account, so a hung fragment cannot starve a level. */
+export const LEVEL_CONTRIBUTION_CAP_NANOS = 30 * 1e9;
+/** Default time slice a fragment runs before yielding. */
+export const DEFAULT_QUANTUM_MS = 1_000;
+/** "High or above" (see `PRIORITY` in config.ts) bypasses the levels. */
+export const HIGH_PRIORITY = 3;
+
+const NANOS_PER_SECOND = 1e9;
+const NANOS_PER_MS = 1e6;
+
+/**
+ * The level of a query that has used `cpuNanos` of scheduled CPU: the last level whose threshold
+ * it reached. Pure; thresholds in seconds, rising from 0.
+ */
+export function computeLevel(cpuNanos: number, thresholdsSeconds: readonly number[] = LEVEL_THRESHOLD_SECONDS): number {
+  const seconds = cpuNanos / NANOS_PER_SECOND;
+  for (let level = 0; level < thresholdsSeconds.length - 1; level++) {
+    if (seconds < thresholdsSeconds[level + 1]!) return level;
+  }
+  return thresholdsSeconds.length - 1;
+}
+
+/**
+ * The level a quantum of this query belongs to: High priority or above always at level 0, others
+ * by their cumulative CPU.
+ */
+export function levelFor(priority: number, cpuNanos: number, thresholdsSeconds: readonly number[] = LEVEL_THRESHOLD_SECONDS): number {
+  return priority >= HIGH_PRIORITY ? 0 : computeLevel(cpuNanos, thresholdsSeconds);
+}
+
+/** Per-query scheduling account. `levelPriority` orders quanta inside a level (lower first). */
+export interface MlfqQueryAccount {
+  readonly id: string;
+  readonly priority: number;
+  scheduledNanos: number;
+  level: number;
+  levelPriority: number;
+}
+
+interface Waiting<T> {
+  readonly item: T;
+  readonly account: MlfqQueryAccount;
+  readonly key: number;
+  readonly seq: number;
+  cancelled: boolean;
+}
+
+export interface MultilevelQueueSettings {
+  readonly levelThresholdsSeconds: readonly number[];
+  readonly levelTimeMultiplier: number;
+  readonly levelContributionCapNanos: number;
+}
+
+export const DEFAULT_MULTILEVEL_SETTINGS: MultilevelQueueSettings = {
+  levelThresholdsSeconds: LEVEL_THRESHOLD_SECONDS,
+  levelTimeMultiplier: LEVEL_TIME_MULTIPLIER,
+  levelContributionCapNanos: LEVEL_CONTRIBUTION_CAP_NANOS,
+};
+
+/** A handle to an offered quantum, for cancelling it while it waits. */
+export interface WaitingHandle {
+  cancel(): boolean;
+}
+
+/**
+ * The synchronous policy: five waiting lists, each level's scheduled time, and the choice of the
+ * next quantum. No clock: callers report how long each quantum ran.
+ */
+export class MultilevelQueue<T> {
+  private readonly waiting: MinHeap<Waiting<T>>[];
+  private readonly live: number[];
+  /** Scheduled CPU charged to each level (ns), including the catch-up of `offer`. */
+  readonly levelScheduledNanos: number[];
+  /** CPU actually run at each level (ns), without catch-up: what the stats report. */
+  readonly levelRunNanos: number[];
+  private readonly levelMinPriority: number[];
+  private seq = 0;
+
+  constructor(readonly settings: MultilevelQueueSettings = DEFAULT_MULTILEVEL_SETTINGS) {
+    const n = settings.levelThresholdsSeconds.length;
+    this.waiting = Array.from({ length: n }, () => new MinHeap<Waiting<T>>((a, b) => a.key !== b.key ? a.key < b.key : a.seq < b.seq));
+    this.live = new Array<number>(n).fill(0);
+    this.levelScheduledNanos = new Array<number>(n).fill(0);
+    this.levelRunNanos = new Array<number>(n).fill(0);
+    this.levelMinPriority = new Array<number>(n).fill(-1);
+  }
+
+  /**
+   * A fresh account for a query entering the scheduler at level 0. Inside a level, quanta go in
+   * order of `levelPriority`: the time a query has run there, counted from the level's "now" when
+   * it arrived (a virtual clock: the highest priority served or charged at that level), as Trino
+   * does for queries moving down a level. Starting new queries at 0 instead (Trino) lets a steady
+   * stream of new queries starve one that has already had a quantum; starting them at the level's
+   * now keeps the level fair while a new query still goes before those that have run longer.
+   */
+  newAccount(id: string, priority: number): MlfqQueryAccount {
+    return { id, priority, scheduledNanos: 0, level: 0, levelPriority: Math.max(0, this.levelMinPriority[0]!) };
+  }
+
+  get levels(): number {
+    return this.waiting.length;
+  }
+
+  /** Waiting quanta per level (cancelled ones excluded). */
+  depths(): number[] {
+    return [...this.live];
+  }
+
+  get size(): number {
+    return this.live.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * Offers a quantum of `account`'s query. A level that had nothing waiting accrued no time and
+   * would, on waking, take the workers until it caught up with its share; so, as Trino does, its
+   * scheduled time is first raised to what its share of the current total says it should be.
+   */
+  offer(item: T, account: MlfqQueryAccount): WaitingHandle {
+    const level = account.level;
+    if (this.live[level] === 0) {
+      const expected = this.level0TargetNanos() / Math.pow(this.settings.levelTimeMultiplier, level);
+      this.levelScheduledNanos[level] = Math.max(this.levelScheduledNanos[level]!, expected);
+    }
+    const w: Waiting<T> = { item, account, key: account.levelPriority, seq: this.seq++, cancelled: false };
+    this.waiting[level]!.push(w);
+    this.live[level]! += 1;
+    return {
+      cancel: () => {
+        if (w.cancelled) return false;
+        w.cancelled = true;
+        this.live[level]! -= 1;
+        return true;
+      },
+    };
+  }
+
+  /**
+   * The next quantum to run, or undefined. Trino's rule: each level is owed a target share of the
+   * scheduled time (level 0 the most, each next level `1/multiplier` of the previous); the level
+   * furthest below its target (the highest target/actual ratio) goes next, and inside it the
+   * quantum of the query with the least time at that level.
+   */
+  poll(): { item: T; account: MlfqQueryAccount; level: number } | undefined {
+    let target = this.level0TargetNanos();
+    let worst = -1;
+    let selected = -1;
+    for (let level = 0; level < this.waiting.length; level++) {
+      if (this.live[level]! > 0) {
+        const t = this.levelScheduledNanos[level]!;
+        const ratio = t === 0 ? Number.POSITIVE_INFINITY : target / t;
+        if (selected === -1 || ratio > worst) {
+          worst = ratio;
+          selected = level;
+        }
+      }
+      target /= this.settings.levelTimeMultiplier;
+    }
+    if (selected === -1) return undefined;
+    const heap = this.waiting[selected]!;
+    for (;;) {
+      const w = heap.pop()!;
+      if (w.cancelled) continue;
+      this.live[selected]! -= 1;
+      this.levelMinPriority[selected] = Math.max(this.levelMinPriority[selected]!, w.key);
+      return { item: w.item, account: w.account, level: selected };
+    }
+  }
+
+  /** The scheduled time level 0 should have given the other levels' times and the shares. */
+  private level0TargetNanos(): number {
+    let target = this.levelScheduledNanos[0]!;
+    let multiplier = 1;
+    for (let level = 0; level < this.levelScheduledNanos.length; level++) {
+      target = Math.max(target, this.levelScheduledNanos[level]! * multiplier);
+      multiplier *= this.settings.levelTimeMultiplier;
+    }
+    return target;
+  }
+
+  /**
+   * Charges a finished quantum of `quantaNanos` to its query and to the levels, and moves the query
+   * to the level of its new cumulative time (as Trino's `updatePriority`): when one long quantum
+   * crosses several levels, each crossed level is charged as if the query had run there up to that
+   * level's width; a level's charge is capped so a hung fragment cannot starve it.
+   */
+  charge(account: MlfqQueryAccount, quantaNanos: number): void {
+    const ns = Math.max(0, quantaNanos);
+    const oldLevel = account.level;
+    account.scheduledNanos += ns;
+    const thresholds = this.settings.levelThresholdsSeconds;
+    const newLevel = levelFor(account.priority, account.scheduledNanos, thresholds);
+    const contribution = Math.min(ns, this.settings.levelContributionCapNanos);
+    this.levelRunNanos[oldLevel]! += ns;
+    if (newLevel === oldLevel) {
+      this.levelScheduledNanos[oldLevel]! += contribution;
+      account.levelPriority += ns;
+      // The level's "now" advances with the service it gives, so queries arriving later queue
+      // behind ones that have waited, instead of all starting at the same instant forever.
+      this.levelMinPriority[oldLevel] = Math.max(this.levelMinPriority[oldLevel]!, account.levelPriority);
+      return;
+    }
+    let remainingContribution = contribution;
+    let remainingTask = ns;
+    let usedBefore = account.scheduledNanos - ns;
+    for (let l = oldLevel; l < newLevel; l++) {
+      // What the query still had to use at level l before crossing into l + 1 (Trino charges the
+      // level's whole width here; charging only the remainder keeps the level accounts exact).
+      const room = Math.max(0, thresholds[l + 1]! * NANOS_PER_SECOND - usedBefore);
+      usedBefore += room;
+      const accrued = Math.min(room, remainingContribution);
+      this.levelScheduledNanos[l]! += accrued;
+      remainingContribution -= accrued;
+      remainingTask -= accrued;
+    }
+    this.levelScheduledNanos[newLevel]! += remainingContribution;
+    if (this.levelMinPriority[newLevel] === -1) this.levelMinPriority[newLevel] = account.scheduledNanos;
+    account.level = newLevel;
+    account.levelPriority = this.levelMinPriority[newLevel]! + Math.max(0, remainingTask);
+  }
+}
+
+/** What the executor gets for one quantum of a fragment. */
+export interface FragmentQuantum {
+  /** Yield after about this much CPU time (at a DuckDB task boundary) and report `finished: false`. */
+  readonly quantumMs: number;
+  /** The level this quantum was scheduled at (0 to 4). */
+  readonly level: number;
+  /** Aborted when the query is cancelled (timeout, memory, user): interrupt the DuckDB connection. */
+  readonly signal: AbortSignal;
+}
+
+/** What the executor reports after a quantum. */
+export interface QuantumResult {
+  /** CPU time the quantum used (ms); charged to the query, its level and its resource group. */
+  readonly cpuMs: number;
+  /** false: the fragment yielded and wants another quantum. */
+  readonly finished: boolean;
+}
+
+/** Runs one quantum of a fragment. Called again while it answers `finished: false`. */
+export type FragmentRunner = (quantum: FragmentQuantum) => Promise<QuantumResult>;
+
+/** The QoS statistics' `mlfq` object. */
+export interface MlfqStats {
+  readonly running: number;
+  readonly maxConcurrent: number;
+  readonly levelQueueDepths: readonly number[];
+  readonly levelScheduledMs: readonly number[];
+  readonly trackedQueries: number;
+}
+
+interface FragmentTask {
+  readonly account: MlfqQueryAccount;
+  readonly run: FragmentRunner;
+  readonly signal: AbortSignal;
+  readonly resolve: () => void;
+  readonly reject: (e: unknown) => void;
+  handle: WaitingHandle | null;
+}
+
+export interface MlfqHooks {
+  /** Called after each quantum with the CPU it used, before the next is scheduled. */
+  readonly onCpu?: (queryId: string, cpuMs: number, level: number) => void;
+  /** Called when a quantum is selected, with the level it came from. */
+  readonly onSelected?: (level: number) => void;
+}
+
+/**
+ * The dispatcher: at most `maxConcurrent` quanta run at once (the worker pool's size), chosen by the
+ * `MultilevelQueue`. The executor calls `submitFragment` once per fragment and gets a promise that
+ * settles when the fragment finished (or failed, or its query was cancelled).
+ */
+export class MlfqDispatcher {
+  private readonly queue: MultilevelQueue<FragmentTask>;
+  private readonly accounts = new Map<string, MlfqQueryAccount>();
+  private running = 0;
+  private maxConcurrent: number;
+  private readonly quantumMs: number;
+
+  constructor(settings: ResolvedMlfqConfig, private readonly hooks: MlfqHooks = {}) {
+    this.queue = new MultilevelQueue<FragmentTask>({
+      levelThresholdsSeconds: settings.levelThresholdsSeconds,
+      levelTimeMultiplier: settings.levelTimeMultiplier,
+      levelContributionCapNanos: settings.levelContributionCapMs * NANOS_PER_MS,
+    });
+    this.maxConcurrent = settings.maxConcurrent;
+    this.quantumMs = settings.quantumMs;
+  }
+
+  /** Starts tracking a query (its cumulative CPU decides its level). Idempotent. */
+  trackQuery(id: string, priority: number): void {
+    if (!this.accounts.has(id)) this.accounts.set(id, this.queue.newAccount(id, priority));
+  }
+
+  /** Forgets a query (after it ended). Its waiting fragments should have been cancelled by their signal. */
+  untrackQuery(id: string): void {
+    this.accounts.delete(id);
+  }
+
+  /** The level the query's next quantum would run at, or null when untracked. */
+  levelOf(id: string): number | null {
+    return this.accounts.get(id)?.level ?? null;
+  }
+
+  /** Cumulative scheduled CPU of a query (ms), or null when untracked. */
+  scheduledMsOf(id: string): number | null {
+    const a = this.accounts.get(id);
+    return a ? a.scheduledNanos / NANOS_PER_MS : null;
+  }
+
+  /** Changes the worker count (configuration reload). */
+  setMaxConcurrent(n: number): void {
+    this.maxConcurrent = Math.max(1, n);
+    this.pump();
+  }
+
+  /**
+   * Queues a fragment of a tracked query. Resolves when `run` reports `finished`; rejects with
+   * `run`'s error, or with `signal.reason` when the query is cancelled while a quantum waits.
+   */
+  submitFragment(queryId: string, run: FragmentRunner, signal: AbortSignal = new AbortController().signal): Promise<void> {
+    const account = this.accounts.get(queryId);
+    if (!account) return Promise.reject(new Error(`query ${queryId} is not tracked by the MLFQ`));
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (task.handle?.cancel()) task.reject(signal.reason);
+      };
+      const settle = (): void => signal.removeEventListener('abort', onAbort);
+      const task: FragmentTask = {
+        account, run, signal, handle: null,
+        resolve: () => { settle(); resolve(); },
+        reject: (e) => { settle(); reject(e); },
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.offer(task);
+    });
+  }
+
+  private offer(task: FragmentTask): void {
+    task.handle = this.queue.offer(task, task.account);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < this.maxConcurrent) {
+      const next = this.queue.poll();
+      if (!next) return;
+      next.item.handle = null;
+      this.running += 1;
+      this.hooks.onSelected?.(next.level);
+      void this.runQuantum(next.item, next.level);
+    }
+  }
+
+  private async runQuantum(task: FragmentTask, level: number): Promise<void> {
+    let result: QuantumResult | undefined;
+    let failure: unknown;
+    try {
+      if (task.signal.aborted) throw task.signal.reason;
+      result = await task.run({ quantumMs: this.quantumMs, level, signal: task.signal });
+    } catch (e) {
+      failure = e ?? new Error('fragment failed');
+    }
+    this.running -= 1;
+    if (result) {
+      const cpuMs = Number.isFinite(result.cpuMs) ? Math.max(0, result.cpuMs) : 0;
+      this.queue.charge(task.account, cpuMs * NANOS_PER_MS);
+      this.hooks.onCpu?.(task.account.id, cpuMs, level);
+    }
+    if (failure !== undefined) task.reject(failure);
+    else if (result!.finished) task.resolve();
+    else if (task.signal.aborted) task.reject(task.signal.reason);
+    else {
+      task.handle = this.queue.offer(task, task.account);
+    }
+    this.pump();
+  }
+
+  stats(): MlfqStats {
+    return {
+      running: this.running,
+      maxConcurrent: this.maxConcurrent,
+      levelQueueDepths: this.queue.depths(),
+      levelScheduledMs: this.queue.levelRunNanos.map((ns) => Math.round(ns / NANOS_PER_MS)),
+      trackedQueries: this.accounts.size,
+    };
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Floe embedded: `import { Floe } from 'floe'` opens the whole engine in this process (PGlite in
+ * memory and a temporary warehouse folder unless told otherwise) and runs SQL as the default
+ * tenant's administrator, with the same parser, planner, workers and history as the server.
+ *
+ *   const floe = await Floe.open();
+ *   const r = await floe.sql('SELECT 1 AS one');   // { columns, types, rows, rowCount, … }
+ *   await floe.close();
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from './catalog/store/open-store.js';
+import type { MetaStore } from './catalog/store/meta-store.js';
+import { DEFAULT_CONFIG, validateConfig, type FloeConfig } from './server/config.js';
+import { openState, type FloeState } from './server/state.js';
+import { loadPrincipalAuthState, TENANT_ADMIN_ROLE } from './engine/principals/principals.js';
+import type { QueryAnswer, QueryPrincipal, QueryRequest } from './engine/session/query-service.js';
+
+export { FloeError, isFloeError } from './grammar/errors.js';
+export type { QueryAnswer } from './engine/session/query-service.js';
+
+export interface FloeOpenOptions {
+  /** Folder for the warehouse (and nothing else); a temporary folder, removed on close, by default. */
+  readonly dataDir?: string;
+  /** A store to use instead of an in-memory PGlite (closed with Floe). */
+  readonly store?: MetaStore;
+  /** Adjusts the configuration (defaults otherwise, logging silent). */
+  readonly config?: (c: FloeConfig) => FloeConfig;
+}
+
+export class Floe {
+  private constructor(
+    /** The engine's state, as a server would hold it: for tests and tools that need more than SQL. */
+    readonly state: FloeState,
+    private readonly principal: QueryPrincipal,
+    private readonly cleanup: () => void,
+  ) {}
+
+  static async open(options: FloeOpenOptions = {}): Promise<Floe> {
+    const temporary = options.dataDir === undefined;
+    const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'floe-embedded-'));
+    const base: FloeConfig = { ...DEFAULT_CONFIG, data_dir: dataDir, logging: { level: 'silent' } };
+    const config = validateConfig(options.config ? options.config(structuredClone(base)) : base);
+    const store = options.store ?? await openStore({ kind: 'pglite-memory' });
+    const state = await openState(config, { store, keyReloadIntervalMs: 0 });
+    const adminId = state.bootstrap.kind === 'created' ? state.bootstrap.principalId : (await store.query<{ id: string }>(
+      `SELECT p.id FROM principals p JOIN principal_roles r ON r.principal_id = p.id
+        WHERE p.tenant_id = 'default' AND r.role = $1 AND p.is_bootstrap_principal ORDER BY p.created_at LIMIT 1`, [TENANT_ADMIN_ROLE])).rows[0]?.id;
+    const admin = adminId === undefined ? undefined : await loadPrincipalAuthState(store, 'default', adminId);
+    if (!admin) {
+      await state.close();
+      throw new Error('the store has no default-tenant administrator to run SQL as');
+    }
+    const principal: QueryPrincipal = {
+      tenantId: admin.tenantId, principalId: admin.id, name: admin.name, roles: admin.roles, isTenantAdmin: true,
+      kind: admin.kind, authMethod: 'client_credentials', scopeClaim: 'sql',
+      amr: ['embedded'], authTime: Math.floor(Date.now() / 1000), defaultWarehouse: null,
+    };
+    return new Floe(state, principal, () => {
+      if (temporary) rmSync(dataDir, { recursive: true, force: true });
+    });
+  }
+
+  /** Runs one statement; throws `FloeError` (with `code`, `sqlState`, `message`) when it fails. */
+  sql(text: string, options: Omit<QueryRequest, 'sql'> = {}): Promise<QueryAnswer> {
+    return this.state.queries.execute(this.principal, { ...options, sql: text });
+  }
+
+  async close(): Promise<void> {
+    await this.state.close();
+    this.cleanup();
+  }
+}

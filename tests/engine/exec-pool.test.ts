@@ -1,0 +1,182 @@
+/**
+ * The executor end to end on real DuckDB workers: exact values on the wire, fragments handing results
+ * to fragments, the isolation wall inside workers, timeouts and cancels that interrupt the fragment
+ * and leave the worker serving, spilling sorts, clear out-of-memory errors, and Arrow IPC results.
+ */
+import t from 'tap';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
+import { FloeError } from '../../grammar/errors.js';
+import { createExecutor } from '../../engine/exec/index.js';
+import type { Executor } from '../../engine/exec/index.js';
+import type { FragmentPlan } from '../../engine/fragments.js';
+
+const root = mkdtempSync(path.join(os.tmpdir(), 'floe-exec-test-'));
+const warehouse = path.join(root, 'warehouse');
+const outside = path.join(root, 'outside');
+const spill = path.join(root, 'spill');
+mkdirSync(warehouse, { recursive: true });
+mkdirSync(outside, { recursive: true });
+writeFileSync(path.join(outside, 'secret.csv'), 'a,b\n1,2\n');
+
+const exec: Executor = createExecutor({ workers: 2, memoryLimitBytes: 256 * 1024 * 1024, spillDirectory: spill, dataDirectories: [warehouse] });
+t.teardown(async () => {
+  await exec.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const one = (sql: string): FragmentPlan => ({ fragments: [{ id: 0, sql, scans: [], inputs: [] }] });
+
+async function failure(p: Promise<unknown>): Promise<FloeError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof FloeError) return e;
+    throw e;
+  }
+  throw new Error('expected an error');
+}
+
+t.test('values keep their precision on the wire', async (t) => {
+  const r = await exec.execute(
+    one(`SELECT 9007199254740993::BIGINT AS big, 42::BIGINT AS small, 170141183460469231731687303715884105727::HUGEINT AS huge,
+      1.50::DECIMAL(10,2) AS d, 12345678901234567890.123456789::DECIMAL(38,9) AS wide, DATE '2020-01-02' AS dt,
+      TIMESTAMP '2020-01-02 03:04:05.123456' AS ts, TIMESTAMPTZ '2020-01-02 03:04:05+02' AS tz, 1.5::DOUBLE AS f,
+      'nan'::DOUBLE AS nan, NULL::INTEGER AS n, [1, 2] AS l, {'k': 'v'} AS s, TIME '12:34:56' AS tm`),
+  );
+  t.same(r.columns, ['big', 'small', 'huge', 'd', 'wide', 'dt', 'ts', 'tz', 'f', 'nan', 'n', 'l', 's', 'tm']);
+  t.same(r.types.slice(0, 8), ['BIGINT', 'BIGINT', 'HUGEINT', 'DECIMAL(10,2)', 'DECIMAL(38,9)', 'DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE']);
+  t.same(r.rows, [[
+    '9007199254740993', 42, '170141183460469231731687303715884105727', '1.50', '12345678901234567890.123456789', '2020-01-02',
+    '2020-01-02T03:04:05.123456', '2020-01-02T01:04:05Z', 1.5, 'NaN', null, [1, 2], { k: 'v' }, '12:34:56',
+  ]]);
+  t.equal(r.metrics.rows, 1);
+  t.equal(r.metrics.fragments, 1);
+  t.ok(r.metrics.perFragment[0]!.cpuMs >= 0);
+});
+
+t.test('fragments hand exact results to later fragments (HUGEINT partial sums)', async (t) => {
+  const plan: FragmentPlan = {
+    fragments: [
+      { id: 0, sql: 'SELECT sum(x::BIGINT + 9000000000000000000) AS s FROM range(0, 50) t(x)', scans: [], inputs: [] },
+      { id: 1, sql: 'SELECT sum(x::BIGINT + 9000000000000000000) AS s FROM range(50, 100) t(x)', scans: [], inputs: [] },
+      { id: 2, sql: 'SELECT sum(s) AS total, typeof(sum(s)) AS ty FROM (SELECT s FROM __floe_fragment_0 UNION ALL SELECT s FROM __floe_fragment_1)', scans: [], inputs: [0, 1] },
+    ],
+  };
+  const r = await exec.execute(plan);
+  t.same(r.rows, [[(4950n + 100n * 9000000000000000000n).toString(), 'HUGEINT']]);
+  t.equal(r.metrics.fragments, 3);
+  t.equal(r.metrics.perFragment.length, 3);
+  const leftovers = readdirSync(spill).filter((f) => !f.startsWith('workers-'));
+  t.same(leftovers, [], 'query spill folders are removed');
+});
+
+t.test('the second wall: file, network, extension and setting escapes fail inside a worker', async (t) => {
+  const attempts: [string, string][] = [
+    ['read_csv outside', `SELECT * FROM read_csv('${outside}/secret.csv')`],
+    ['read_text /etc/passwd', `SELECT * FROM read_text('/etc/passwd')`],
+    ['read_blob', `SELECT * FROM read_blob('/etc/hostname')`],
+    ['glob /etc', `SELECT * FROM glob('/etc/*')`],
+    ['path traversal', `SELECT * FROM read_text('${warehouse}/../outside/secret.csv')`],
+    ['COPY TO outside', `COPY (SELECT 1) TO '${outside}/out.csv'`],
+    ['ATTACH outside', `ATTACH '${outside}/x.duckdb' AS x`],
+    ['INSTALL', `INSTALL httpfs`],
+    ['LOAD', `LOAD httpfs`],
+    ['http read', `SELECT * FROM read_csv('https://example.com/x.csv')`],
+    ['SET external access', `SET enable_external_access = true`],
+    ['SET threads', `SET threads = 8`],
+    ['RESET lock', `RESET lock_configuration`],
+    ['SET allowed dirs', `SET allowed_directories = ['/']`],
+    ['EXPORT DATABASE', `EXPORT DATABASE '${outside}/exp'`],
+    ['CREATE SECRET (persistent)', `CREATE PERSISTENT SECRET s (TYPE s3, KEY_ID 'a', SECRET 'b')`],
+  ];
+  for (const [what, sql] of attempts) {
+    const e = await failure(exec.execute(one(sql)));
+    t.equal(e.code, 'PERMISSION_DENIED', `${what}: ${e.message}`);
+    t.equal(e.sqlState, '42501');
+    t.notMatch(e.message, new RegExp(outside.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), `${what}: the message does not leak paths`);
+  }
+  t.notOk(existsSync(path.join(outside, 'out.csv')), 'nothing was written outside');
+  t.notOk(existsSync(path.join(outside, 'x.duckdb')), 'nothing was attached outside');
+  const ok = await exec.execute(one(`SELECT current_setting('enable_external_access') AS e, current_setting('lock_configuration') AS l`));
+  t.same(ok.rows, [[false, true]]);
+});
+
+t.test('a query past its timeout stops within 1 s and the worker serves the next query', async (t) => {
+  const started = Date.now();
+  const e = await failure(exec.execute(one('SELECT sum(hash(x)) FROM range(100000000000) t(x)'), { timeoutMs: 300 }));
+  const elapsed = Date.now() - started;
+  t.equal(e.code, 'QUERY_TIMEOUT');
+  t.equal(e.sqlState, '57014');
+  t.ok(elapsed < 1300, `stopped after ${elapsed} ms`);
+  const threads = exec.threads;
+  const next = await exec.execute(one('SELECT 42 AS x'));
+  t.same(next.rows, [[42]]);
+  t.equal(exec.threads, threads, 'no worker was replaced');
+});
+
+t.test('cancel interrupts the running fragment', async (t) => {
+  const ac = new AbortController();
+  const started = Date.now();
+  setTimeout(() => ac.abort(), 200);
+  const e = await failure(exec.execute(one('SELECT sum(hash(x)) FROM range(100000000000) t(x)'), { signal: ac.signal }));
+  t.equal(e.code, 'QUERY_CANCELLED');
+  t.ok(Date.now() - started < 1200);
+  const pre = new AbortController();
+  pre.abort();
+  t.equal((await failure(exec.execute(one('SELECT 1'), { signal: pre.signal }))).code, 'QUERY_CANCELLED', 'already aborted');
+  t.same((await exec.execute(one('SELECT 1 AS x'))).rows, [[1]]);
+});
+
+t.test('a sort bigger than the memory limit spills and completes; hopeless memory use is OUT_OF_MEMORY', async (t) => {
+  const limit = 48 * 1024 * 1024;
+  const sorted = await exec.execute(
+    one(`SELECT count(*) AS n, max(rn) AS m FROM (SELECT row_number() OVER (ORDER BY md5(x::VARCHAR)) AS rn, md5(x::VARCHAR) || md5((x + 1)::VARCHAR) AS pad FROM range(2000000) t(x))`),
+    { memoryLimitBytes: limit },
+  );
+  t.same(sorted.rows, [[2000000, 2000000]]);
+  const e = await failure(exec.execute(one(`SELECT list(md5(x::VARCHAR) || md5(x::VARCHAR)) AS l FROM range(3000000) t(x)`), { memoryLimitBytes: limit }));
+  t.equal(e.code, 'OUT_OF_MEMORY');
+  t.equal(e.sqlState, '53200');
+  t.same((await exec.execute(one('SELECT 2 AS x'))).rows, [[2]], 'the worker serves the next query');
+});
+
+t.test('DuckDB errors map to the registry', async (t) => {
+  const cases: [string, string, string][] = [
+    [`SELECT 'abc'::INTEGER`, 'INVALID_TEXT_REPRESENTATION', '22P02'],
+    [`SELECT error('division by zero')`, 'DIVISION_BY_ZERO', '22012'],
+    [`SELECT 9223372036854775807::BIGINT + 1`, 'NUMERIC_OUT_OF_RANGE', '22003'],
+    [`SELECT 1 + 'a'`, 'DATATYPE_MISMATCH', '42804'],
+    [`SELECT nosuchfn(1)`, 'UNDEFINED_FUNCTION', '42883'],
+  ];
+  for (const [sql, code, state] of cases) {
+    const e = await failure(exec.execute(one(sql)));
+    t.equal(e.code, code, sql);
+    t.equal(e.sqlState, state, sql);
+  }
+});
+
+t.test('result-size limit is an error, not a truncated result', async (t) => {
+  const e = await failure(exec.execute(one('SELECT * FROM range(1000)'), { maxRows: 100 }));
+  t.equal(e.code, 'RESULT_TOO_LARGE');
+  t.equal((await exec.execute(one('SELECT * FROM range(100)'), { maxRows: 100 })).rows.length, 100);
+});
+
+t.test('Arrow IPC results agree with the wire rows', async (t) => {
+  const r = await exec.execute(
+    one(`SELECT x::INTEGER AS i, (x * 9007199254740993)::BIGINT AS b, (x / 3)::DECIMAL(12,4) AS d, 'v' || x AS s,
+      DATE '2020-01-01' + x::INTEGER AS dt, TIMESTAMPTZ '2020-01-01 00:00:00+00' + to_microseconds(x) AS ts, x % 2 = 0 AS even
+      FROM range(3) t(x)`),
+    { arrow: true },
+  );
+  const table = tableFromIPC(r.arrow!);
+  t.equal(table.numRows, 3);
+  t.same(table.schema.fields.map((f) => f.name), ['i', 'b', 'd', 's', 'dt', 'ts', 'even']);
+  t.equal(table.getChild('b')!.get(1), 9007199254740993n);
+  t.equal(table.getChild('s')!.get(2), 'v2');
+  t.equal(table.getChild('even')!.get(1), false);
+  const d = table.getChild('d')!.get(1) as Uint32Array;
+  t.equal(d[0], 3333, 'decimal 0.3333 unscaled at scale 4');
+});

@@ -1,0 +1,203 @@
+import t from 'tap';
+import fc from 'fast-check';
+import { PRIORITY, resolveWorkloadConfig } from '../../engine/wlm/config.js';
+import { computeLevel, levelFor, LEVEL_THRESHOLD_SECONDS, HIGH_PRIORITY, MlfqDispatcher, MultilevelQueue, type MlfqQueryAccount, type QuantumResult } from '../../engine/wlm/mlfq.js';
+
+const S = 1e9;
+
+t.test('computeLevel: 0-1 s, 1-10 s, 10-60 s, 60-300 s, 300 s and above', async (t) => {
+  t.same(LEVEL_THRESHOLD_SECONDS, [0, 1, 10, 60, 300]);
+  const cases: [number, number][] = [[0, 0], [0.999, 0], [1, 1], [9.99, 1], [10, 2], [59.9, 2], [60, 3], [299.9, 3], [300, 4], [1e6, 4]];
+  for (const [seconds, level] of cases) t.equal(computeLevel(seconds * S), level, `${seconds} s → level ${level}`);
+  fc.assert(fc.property(fc.double({ min: 0, max: 1e15, noNaN: true }), fc.double({ min: 0, max: 1e15, noNaN: true }), (a, b) =>
+    computeLevel(Math.min(a, b)) <= computeLevel(Math.max(a, b))), { numRuns: 500 });
+  t.equal(HIGH_PRIORITY, PRIORITY.high, 'the bypass matches the configured High priority');
+  t.equal(levelFor(PRIORITY.high, 1000 * S), 0, 'High always at level 0');
+  t.equal(levelFor(PRIORITY.critical, 1000 * S), 0, 'above High too');
+  t.equal(levelFor(PRIORITY.normal, 1000 * S), 4);
+});
+
+t.test('charging: a query moves down as its CPU grows; one long quantum accrues to each crossed level, capped', async (t) => {
+  const q = new MultilevelQueue<string>();
+  const a = q.newAccount('a', PRIORITY.normal);
+  q.charge(a, 0.5 * S);
+  t.equal(a.level, 0);
+  q.charge(a, 0.6 * S);
+  t.equal(a.level, 1, '1.1 s → level 1');
+  t.same(q.levelScheduledNanos.slice(0, 2), [1 * S, 0.1 * S]);
+  const b = q.newAccount('b', PRIORITY.normal);
+  q.charge(b, 100 * S);
+  t.equal(b.level, 3);
+  // The 30 s contribution cap: level 0 gets 1 s, level 1 9 s, level 2 the remaining 20 s.
+  t.same(q.levelScheduledNanos.slice(0, 4), [2 * S, 9.1 * S, 20 * S, 0]);
+  t.same(q.levelRunNanos.slice(0, 2), [101.1 * S, 0], 'run time counts at the level the quantum was scheduled at');
+  const h = q.newAccount('h', PRIORITY.high);
+  q.charge(h, 500 * S);
+  t.equal(h.level, 0, 'High stays at level 0');
+});
+
+/**
+ * Every level kept busy by accounts pinned to it; 1 s quanta. The CPU each level gets must match
+ * 16:8:4:2:1 within ±5% (relative).
+ */
+t.test('level shares: with every level busy, CPU divides 16:8:4:2:1', async (t) => {
+  const q = new MultilevelQueue<number>();
+  const start = [0, 1, 10, 60, 300];
+  // an account that already used enough CPU to sit at `level` (charged elsewhere, not to these levels)
+  let n = 0;
+  const pinned = (level: number): MlfqQueryAccount => ({ id: `l${level}-${n++}`, priority: PRIORITY.normal, scheduledNanos: (start[level]! + 0.001) * S, level, levelPriority: 0 });
+  // warm the level accounts so the measurement starts from a steady state
+  const run = new Array<number>(5).fill(0);
+  for (let l = 0; l < 5; l++) for (let k = 0; k < 3; k++) q.offer(l, l === 0 ? q.newAccount(`n${k}`, PRIORITY.normal) : pinned(l));
+  for (let i = 0; i < 31_000; i++) {
+    const next = q.poll()!;
+    const quantum = next.level === 0 ? 0.25 * S : 1 * S;
+    q.charge(next.account, quantum);
+    run[next.level]! += quantum;
+    // keep the level busy: a fresh account replaces one that moved on
+    const level = next.level;
+    q.offer(level, next.account.level === level ? next.account : level === 0 ? q.newAccount(`n${i}`, PRIORITY.normal) : pinned(level));
+  }
+  const total = run.reduce((a, b) => a + b, 0);
+  const shares = run.map((r) => r / total);
+  const want = [16, 8, 4, 2, 1].map((w) => w / 31);
+  shares.forEach((s, l) => t.ok(Math.abs(s - want[l]!) / want[l]! <= 0.05, `level ${l}: ${(100 * s).toFixed(2)}% vs ${(100 * want[l]!).toFixed(2)}%`));
+});
+
+t.test('a level that was empty does not take the workers to catch up when it wakes', async (t) => {
+  const q = new MultilevelQueue<string>();
+  const deep = q.newAccount('deep', PRIORITY.low);
+  q.charge(deep, 400 * S);
+  for (let i = 0; i < 100; i++) {
+    q.offer('deep', deep);
+    const n = q.poll()!;
+    q.charge(n.account, 1 * S);
+  }
+  // level 0 now wakes: without the catch-up it would win the next 100+ polls in a row
+  for (let i = 0; i < 5; i++) q.offer(`new${i}`, q.newAccount(`new${i}`, PRIORITY.high));
+  q.offer('deep', deep);
+  const order: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const n = q.poll()!;
+    order.push(n.item);
+    q.charge(n.account, 1 * S);
+    if (n.item === 'deep') q.offer('deep', deep);
+  }
+  t.ok(order.includes('deep'), `level 4 still scheduled among the wakers: ${order.join(',')}`);
+});
+
+const settings = (maxConcurrent: number) => resolveWorkloadConfig({ mlfq: { max_concurrent: maxConcurrent, quantum_ms: 100 } }).mlfq;
+const tick = () => new Promise<void>((r) => setImmediate(r));
+
+t.test('dispatcher: at most max_concurrent quanta at once, yielded fragments come back, CPU reported, stats', async (t) => {
+  const cpu: [string, number, number][] = [];
+  const d = new MlfqDispatcher(settings(2), { onCpu: (id, ms, level) => cpu.push([id, ms, level]) });
+  d.trackQuery('long', PRIORITY.normal);
+  d.trackQuery('short', PRIORITY.normal);
+  let running = 0, peak = 0;
+  const pending: (() => void)[] = [];
+  const quantum = (ms: number, finishedAfter: number) => {
+    let n = 0;
+    return async (q: { quantumMs: number }): Promise<QuantumResult> => {
+      t.equal(q.quantumMs, 100);
+      running++; peak = Math.max(peak, running);
+      await new Promise<void>((r) => pending.push(r));
+      running--;
+      return { cpuMs: ms, finished: ++n >= finishedAfter };
+    };
+  };
+  const done: string[] = [];
+  const p = [
+    d.submitFragment('long', quantum(800, 3)).then(() => done.push('long-1')),
+    d.submitFragment('long', quantum(800, 3)).then(() => done.push('long-2')),
+    d.submitFragment('short', quantum(50, 1)).then(() => done.push('short')),
+  ];
+  await tick();
+  t.same(d.stats().levelQueueDepths, [1, 0, 0, 0, 0], 'one waits at level 0');
+  t.equal(d.stats().running, 2);
+  while (pending.length) {
+    pending.shift()!();
+    await tick(); await tick();
+  }
+  await Promise.all(p);
+  t.equal(peak, 2, 'never more than max_concurrent');
+  t.equal(d.levelOf('long'), 1, 'long used 6 quanta of 800 ms = 4.8 s: level 1');
+  t.equal(d.scheduledMsOf('long'), 4800);
+  t.equal(done.indexOf('short') < done.indexOf('long-2'), true, 'the short fragment did not wait for the long ones to finish');
+  t.equal(cpu.filter(([id]) => id === 'long').length, 6);
+  const s = d.stats();
+  t.same({ running: s.running, maxConcurrent: s.maxConcurrent, tracked: s.trackedQueries, depths: s.levelQueueDepths }, { running: 0, maxConcurrent: 2, tracked: 2, depths: [0, 0, 0, 0, 0] });
+  t.equal(s.levelScheduledMs.reduce((a, b) => a + b, 0), 4850);
+  d.untrackQuery('long');
+  t.equal(d.stats().trackedQueries, 1);
+  await t.rejects(d.submitFragment('long', quantum(1, 1)), /not tracked/);
+});
+
+t.test('dispatcher: cancellation while waiting rejects with the reason; a failing fragment rejects and frees its slot', async (t) => {
+  const d = new MlfqDispatcher(settings(1));
+  d.trackQuery('a', PRIORITY.normal);
+  d.trackQuery('b', PRIORITY.normal);
+  let release!: () => void;
+  const first = d.submitFragment('a', () => new Promise<QuantumResult>((r) => { release = () => r({ cpuMs: 1, finished: true }); }));
+  const ac = new AbortController();
+  const waiting = d.submitFragment('b', async () => ({ cpuMs: 1, finished: true }), ac.signal);
+  await tick();
+  t.same(d.stats().levelQueueDepths, [1, 0, 0, 0, 0]);
+  ac.abort(new Error('exceeded medium class timeout'));
+  await t.rejects(waiting, /exceeded medium class timeout/);
+  t.same(d.stats().levelQueueDepths, [0, 0, 0, 0, 0]);
+  release();
+  await first;
+  await t.rejects(d.submitFragment('a', async () => { throw new Error('duckdb said no'); }), /duckdb said no/);
+  await d.submitFragment('a', async () => ({ cpuMs: 1, finished: true }));
+  t.equal(d.stats().running, 0);
+  const aborted = new AbortController();
+  aborted.abort(new Error('already gone'));
+  await t.rejects(d.submitFragment('a', async () => ({ cpuMs: 1, finished: true }), aborted.signal), /already gone/);
+});
+
+t.test('inside a level, a stream of new queries does not starve one that already had a quantum', async (t) => {
+  const q = new MultilevelQueue<string>();
+  const old = q.newAccount('old', PRIORITY.high);
+  q.offer('old', old);
+  const first = q.poll()!;
+  q.charge(first.account, 0.05 * S);
+  q.offer('old', old);
+  let served = 0;
+  for (let i = 0; i < 200; i++) {
+    // two new short queries arrive for every quantum taken
+    for (let k = 0; k < 2; k++) q.offer(`new${i}-${k}`, q.newAccount(`new${i}-${k}`, PRIORITY.high));
+    const next = q.poll()!;
+    q.charge(next.account, 0.05 * S);
+    if (next.item === 'old') { served++; q.offer('old', old); }
+  }
+  // It is one of ever more waiting queries, so its share falls, but it keeps being served (new
+  // queries starting at 0, as in Trino, would leave it at 0 quanta here).
+  t.ok(served >= 3, `the old query kept being served (${served} quanta of 200)`);
+});
+
+t.test('property: with arrivals of any size and priority, every waiting query is eventually served', async (t) => {
+  fc.assert(fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 4 }), fc.nat(3)), { minLength: 1, maxLength: 80 }), (arrivals) => {
+    const q = new MultilevelQueue<{ id: number; left: number }>();
+    const pending = new Set<number>();
+    let clock = 0;
+    arrivals.forEach(([quanta, priority], id) => {
+      pending.add(id);
+      q.offer({ id, left: quanta }, q.newAccount(String(id), priority));
+    });
+    // serve 1 s quanta; keep adding a new short query per poll (sustained load) for a while
+    let extra = 10_000;
+    for (let polls = 0; pending.size > 0; polls++) {
+      if (polls > 200_000) throw new Error(`starved: ${[...pending].join(',')}`);
+      if (polls < 20_000) q.offer({ id: extra++, left: 1 }, q.newAccount(`x${extra}`, PRIORITY.high));
+      const next = q.poll()!;
+      q.charge(next.account, 1 * S);
+      clock++;
+      next.item.left -= 1;
+      if (next.item.left > 0) q.offer(next.item, next.account);
+      else pending.delete(next.item.id);
+    }
+    return clock > 0;
+  }), { numRuns: 100 });
+  t.pass('no query starved');
+});
