@@ -127,14 +127,14 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const systemTables = new Map<string, SystemTableProvider>([
       [history.name, history], [tablesProvider.name, tablesProvider], ['namespaces', new NamespacesProvider(catalog)], [resourceGroups.name, resourceGroups],
     ]);
-    const queryRunnerExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
+    const queryRunnerExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), writePlan: (p, r, o) => executorOf().writePlan(p, r, o), get stagingDirectory() { return executorOf().stagingDirectory; }, get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
     const queryRunner = new QueryRunner({
       catalog, parser, executor: queryRunnerExecutor,
       wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
     });
     const secrets = await openSecretBox(store, config.principals.encryption_key);
     const passwords = new PasswordHasher(config.principals.password_hash_concurrency);
-    const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets });
+    const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets, passwords });
     const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
       parser, history, clock,

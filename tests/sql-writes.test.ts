@@ -75,6 +75,20 @@ await onEachBackend(t, async (t, store) => {
     t.same(await rows(`SELECT count(*) FROM shop.items FOR VERSION AS OF ${first}`), [[2]], 'time travel to the first insert');
   });
 
+  await t.test('merge-on-read DELETE and UPDATE write position deletes, not new data files', async (t) => {
+    await sql("CREATE TABLE shop.mor (id int, v string) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read')");
+    await sql("INSERT INTO shop.mor VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+    const io = await floe.state.catalog.fileIOFor(admin, 'default');
+    const original = (await planScan(await meta('mor'), io)).tasks.map((x) => x.file.filePath);
+    t.same((await sql('DELETE FROM shop.mor WHERE id = 2')).rows, [[1]]);
+    t.same((await sql("UPDATE shop.mor SET v = 'z' WHERE id = 3")).rows, [[1]]);
+    t.same(await rows('SELECT id, v FROM shop.mor ORDER BY id'), [[1, 'a'], [3, 'z']]);
+    const plan = await planScan(await meta('mor'), io);
+    t.ok(original.every((p) => plan.tasks.some((x) => x.file.filePath === p)), 'the original data file is still live');
+    t.equal(plan.deleteFiles.length, 2, 'two position delete files');
+    t.match(Object.fromEntries(currentSnapshot(await meta('mor'))!.summary), { 'added-position-deletes': '1' });
+  });
+
   await t.test('views', async (t) => {
     await sql('CREATE VIEW shop.cheap AS SELECT id, name FROM shop.items WHERE price < 3');
     t.same(await rows('SELECT name FROM shop.cheap ORDER BY id'), [['APPLE'], ['pear']]);

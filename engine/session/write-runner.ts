@@ -28,7 +28,8 @@ import { identName } from '../planner/names.js';
 import type { Fragment, FragmentPlan } from '../fragments.js';
 import type { Executor } from '../exec/index.js';
 import {
-  appendWriteRequest, commitUpdates, dataFilesFromWritten, duckdbType, stageAppend, stageOverwrite, type StagedChange,
+  appendWriteRequest, commitUpdates, dataFilesFromWritten, deleteFilesFromWritten, duckdbType, isMergeOnRead, positionDeleteWriteRequest,
+  stageAppend, stageOverwrite, stageRowDelta, type StagedChange,
 } from '../iceberg-io/index.js';
 import { catalogContextOf, partitionExpressions, sqlErrorOf } from './catalog-statements.js';
 import { partitionSpecFromSql } from './schema-from-ir.js';
@@ -46,6 +47,15 @@ export interface WriteRunnerOptions {
   readonly parser: Parser;
   readonly executor: Executor;
   readonly queries: QueryRunner;
+}
+
+/** What a merge-on-read DELETE or UPDATE writes besides position deletes. */
+interface MergeOnRead {
+  readonly operation: 'delete' | 'update';
+  /** The matching rows (their positions become delete files). */
+  readonly matchedSql: string;
+  /** An UPDATE's new row versions, appended. */
+  readonly newRowsSql?: string;
 }
 
 interface Target {
@@ -252,7 +262,9 @@ export class WriteRunner {
   private async deleteRows(ctx: StatementContext, s: Delete): Promise<RowSet> {
     if (s.using !== undefined) throw floeError('UNSUPPORTED_STATEMENT', { what: 'DELETE … USING (use WHERE … IN (SELECT …))' });
     const where = s.where === undefined ? 'TRUE' : unparseExpr(s.where);
-    return this.rewrite(ctx, s, `SELECT * FROM ${this.targetSql(s)} WHERE NOT coalesce((${where}), false)`, 'rows_deleted');
+    return this.rewrite(ctx, s, `SELECT * FROM ${this.targetSql(s)} WHERE NOT coalesce((${where}), false)`, 'rows_deleted', {
+      operation: 'delete', matchedSql: `SELECT * FROM ${this.targetSql(s)} WHERE coalesce((${where}), false)`,
+    });
   }
 
   private async update(ctx: StatementContext, s: Update): Promise<RowSet> {
@@ -272,19 +284,23 @@ export class WriteRunner {
       const v = sets.get(f.id);
       return v === undefined ? quoteIdent(f.name) : `CASE WHEN coalesce((${where}), false) THEN CAST((${v}) AS ${duckdbSqlTypeOf(f.type)}) ELSE ${quoteIdent(f.name)} END AS ${quoteIdent(f.name)}`;
     });
-    return this.rewrite(ctx, s, `SELECT ${items.join(', ')} FROM ${this.targetSql(s)}`, 'rows_updated');
+    return this.rewrite(ctx, s, `SELECT ${items.join(', ')} FROM ${this.targetSql(s)}`, 'rows_updated', {
+      operation: 'update', matchedSql: `SELECT * FROM ${this.targetSql(s)} WHERE coalesce((${where}), false)`,
+      newRowsSql: `SELECT ${items.join(', ')} FROM ${this.targetSql(s)} WHERE coalesce((${where}), false)`,
+    });
   }
 
   /**
    * Copy-on-write: the data files that may hold matching rows are rewritten through `keepSql` (the
    * rows to keep, changed or not) and replaced in one overwrite snapshot.
    */
-  private async rewrite(ctx: StatementContext, s: Delete | Update, keepSql: string, label: string): Promise<RowSet> {
+  private async rewrite(ctx: StatementContext, s: Delete | Update, keepSql: string, label: string, mor: MergeOnRead): Promise<RowSet> {
     const t = this.target(ctx, s.table);
     const loaded = await this.loadTarget(ctx, t);
     if (currentSnapshot(loaded.metadata) === undefined) return { columns: [label], types: ['BIGINT'], rows: [[0]] };
     const matched = await this.matches(ctx, s);
     if (matched.count === 0) return { columns: [label], types: ['BIGINT'], rows: [[0]] };
+    if (isMergeOnRead(loaded.metadata, mor.operation)) return this.mergeOnRead(ctx, s, t, loaded, matched, mor, label);
     const keepBound = await this.o.queries.bind(ctx, this.parse(keepSql));
     if (keepBound.scans.length !== 1) throw new Error('Bug: a rewrite reads more than its table');
     const fragment = await this.oneFragment(ctx, keepBound, [matched.files]);
@@ -299,6 +315,43 @@ export class WriteRunner {
       const staged = await stageOverwrite(io, loaded.metadata, new Set(matched.files.map((f) => f.file.filePath)), added);
       await this.commitWithRebase(ctx, t, loaded.metadata, staged);
       return { columns: [label], types: ['BIGINT'], rows: [[matched.count]], bytesScanned: fragment.scans.reduce((n, x) => n + x.estimatedBytes, 0), fragments: 2 };
+    });
+  }
+
+  /**
+   * Merge-on-read (the table's `write.delete.mode` / `write.update.mode` is `merge-on-read`): the
+   * matching rows' positions are written as position delete files (one per data file), an UPDATE's
+   * new row versions appended, both in one row-delta snapshot. No data file is rewritten.
+   */
+  private async mergeOnRead(
+    ctx: StatementContext, s: Delete | Update, t: Target, loaded: LoadedTable,
+    matched: { count: number; files: readonly FileScanTask[]; bound: BoundQuery }, mor: MergeOnRead, label: string,
+  ): Promise<RowSet> {
+    const positionsBound = await this.o.queries.bind(ctx, this.parse(mor.matchedSql));
+    const positions = await this.oneFragment(ctx, positionsBound, [matched.files]);
+    const scans = positions.scans.map((x) => ({ ...x, rowPositions: true }));
+    const positionsSql = `SELECT __floe_file_path AS file_path, __floe_pos AS pos FROM (${positions.sql}) AS __floe_d`;
+    const newRows = mor.newRowsSql === undefined ? undefined
+      : await this.oneFragment(ctx, await this.o.queries.bind(ctx, this.parse(mor.newRowsSql)), [matched.files]);
+    return this.o.queries.withLease(ctx, s, this.shape(matched.bound, matched.files.reduce((n, f) => n + f.file.recordCount, 0)), async (lease) => {
+      const cc = catalogContextOf(ctx);
+      const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
+      const options = { locationMappings: catalogRecord.locationMappings };
+      const del = positionDeleteWriteRequest(loaded.metadata, positionsSql, scans, options);
+      const writtenDeletes = await this.o.executor.write(del.request, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes });
+      lease.chargeCpu(writtenDeletes.metrics.cpuMs);
+      const deleteFiles = deleteFilesFromWritten(writtenDeletes.files, del.dataLocation, new Map(matched.files.map((f) => [f.file.filePath, f] as const)));
+      let added: ReturnType<typeof dataFilesFromWritten> = [];
+      if (newRows !== undefined) {
+        const app = appendWriteRequest(loaded.metadata, newRows.sql, newRows.scans, options);
+        const writtenRows = await this.o.executor.write(app.request, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes });
+        lease.chargeCpu(writtenRows.metrics.cpuMs);
+        added = dataFilesFromWritten(loaded.metadata, writtenRows.files, app.dataLocation);
+      }
+      const io = await this.o.catalog.fileIOFor(cc, t.catalog);
+      const staged = await stageRowDelta(io, loaded.metadata, deleteFiles, added);
+      await this.commitWithRebase(ctx, t, loaded.metadata, staged);
+      return { columns: [label], types: ['BIGINT'], rows: [[matched.count]], bytesScanned: scans.reduce((n, x) => n + x.estimatedBytes, 0), fragments: 2 };
     });
   }
 

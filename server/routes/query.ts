@@ -88,10 +88,12 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
         }
         throw e;
       }
-      // A client that goes away cancels its statement.
+      // A client that goes away cancels its statement. (The request stream's own 'close' fires as
+      // soon as the body has been read; the response's fires when the connection goes, or after
+      // the answer was written: only the first case means the client left.)
       const abort = new AbortController();
-      const onClose = () => { if (!reply.sent) abort.abort(); };
-      req.raw.once('close', onClose);
+      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
+      reply.raw.once('close', onClose);
       try {
         const answer = req.auth
           ? await state.queries.execute(queryPrincipalOf(req), { ...request, signal: abort.signal })
@@ -110,7 +112,7 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
           row_count: answer.rowCount, elapsed_ms: answer.elapsedMs, ...(answer.session ? { session: answer.session } : {}),
         });
       } finally {
-        req.raw.off('close', onClose);
+        reply.raw.off('close', onClose);
       }
     } catch (e) {
       if (isFloeError(e)) return sendApiError(reply, e);

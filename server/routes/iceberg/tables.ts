@@ -46,7 +46,7 @@ export function loadTableBody(state: FloeState, t: LoadedTable, mode: SnapshotsM
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
   const text = stringifyJson(loadTableResultToJson(t, mode));
-  cache.set(key, text);
+  cache.set(key, text, text.length);
   return text;
 }
 
