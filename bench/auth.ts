@@ -6,7 +6,7 @@
  *    SHA-256 secret check), reported as a ratio.
  * 2. Webhook deliveries per second from the delivery worker to a loopback HTTPS receiver, target
  *    ≥ 200/s; baseline: bare signed POSTs to the same receiver without the store, as a ratio.
- * 3. `SELECT 1` p99 through POST /api/query (route, parse, plan, DuckDB worker; via inject)
+ * 3. `SELECT 1` p99 through POST /api/query over HTTP (route, parse, plan, DuckDB worker)
  *    idle and while 50 sign-ins (Argon2id) run concurrently: at most 20% above idle. The metadata
  *    store's own `SELECT 1` and the event-loop delay are recorded beside it.
  *
@@ -178,12 +178,10 @@ async function main(): Promise<void> {
       await bare.close();
 
       // SELECT 1 p99 idle vs while 50 sign-ins run, through /api/query and on the store directly.
-      // Through Fastify's inject (the full route, parser, planner and DuckDB workers, no socket):
-      // over a real socket the query route currently cancels on the request's 'close' event,
-      // which Node emits once the body is read (reported to the lead).
       const querySelect = async (): Promise<void> => {
-        const r = await app.inject({ method: 'POST', url: '/api/query', headers: { authorization: `Bearer ${adminToken}` }, payload: { sql: 'SELECT 1' } });
-        if (r.statusCode !== 200) throw new Error(`SELECT 1 answered ${r.statusCode}: ${r.body}`);
+        const r = await request(`${base}/api/query`, { method: 'POST', dispatcher: http, headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ sql: 'SELECT 1' }) });
+        const text = await r.body.text();
+        if (r.statusCode !== 200) throw new Error(`SELECT 1 answered ${r.statusCode}: ${text}`);
       };
       const storeSelect = async (): Promise<void> => { await store.query('SELECT 1'); };
       const timed = async (op: () => Promise<void>): Promise<number> => {
