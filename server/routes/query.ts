@@ -90,8 +90,10 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
       }
       // A client that goes away cancels its statement.
       const abort = new AbortController();
-      const onClose = () => { if (!reply.sent) abort.abort(); };
-      req.raw.once('close', onClose);
+      // The response's 'close' (not the request's: that fires once the body is read) before it
+      // finished means the client went away.
+      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
+      reply.raw.once('close', onClose);
       try {
         const answer = req.auth
           ? await state.queries.execute(queryPrincipalOf(req), { ...request, signal: abort.signal })
@@ -110,7 +112,7 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
           row_count: answer.rowCount, elapsed_ms: answer.elapsedMs, ...(answer.session ? { session: answer.session } : {}),
         });
       } finally {
-        req.raw.off('close', onClose);
+        reply.raw.off('close', onClose);
       }
     } catch (e) {
       if (isFloeError(e)) return sendApiError(reply, e);
