@@ -9,7 +9,9 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { createExecutor } from './engine/exec/index.js';
+import { importDirectory, importFile, withImportExecutor } from './engine/session/import.js';
 import { openStore } from './catalog/store/open-store.js';
 import type { MetaStore } from './catalog/store/meta-store.js';
 import { DEFAULT_CONFIG, validateConfig, type FloeConfig } from './server/config.js';
@@ -65,6 +67,24 @@ export class Floe {
   /** Runs one statement; throws `FloeError` (with `code`, `sqlState`, `message`) when it fails. */
   sql(text: string, options: Omit<QueryRequest, 'sql'> = {}): Promise<QueryAnswer> {
     return this.state.queries.execute(this.principal, { ...options, sql: text });
+  }
+
+  /**
+   * Loads a local file (`.parquet`, `.csv`, `.tbl`) into `table` (`schema.table` or
+   * `catalog.schema.table`) with the operator's authority, as `floe admin import` does.
+   */
+  async import(table: string, file: string): Promise<{ rows: number; created: boolean }> {
+    const parts = table.split('.');
+    const [catalog, namespace, name] = parts.length === 3 ? [parts[0]!, [parts[1]!], parts[2]!] : parts.length === 2 ? ['default', [parts[0]!], parts[1]!] : [undefined, undefined, undefined];
+    if (catalog === undefined || namespace === undefined || name === undefined) throw new Error('table must be schema.table or catalog.schema.table');
+    const config = this.state.config;
+    const dataDir = resolve(config.data_dir);
+    return withImportExecutor(createExecutor, {
+      warehouse: resolve(dataDir, 'warehouse'), spill: config.query.spill_directory ?? resolve(dataDir, 'spill'), extra: config.query.data_directories,
+    }, importDirectory(file), (executor) => importFile({ catalog: this.state.catalog, executor }, {
+      context: { tenantId: this.principal.tenantId, principalId: this.principal.principalId, roles: this.principal.roles },
+      catalog, namespace, table: name, file,
+    }));
   }
 
   async close(): Promise<void> {

@@ -132,7 +132,7 @@ async function main(): Promise<void> {
       const run = async (sql: string) => {
         const stmt = parser.parse(sql);
         if (!isPrincipalStatement(stmt)) throw new Error(sql);
-        return executePrincipalStatement({ store, clock: state.clock, tenantId: 'default', actor: actorFromAuth(v.auth), config: config.principals, webhooks: config.webhooks, secrets: state.principals.secrets }, stmt);
+        return executePrincipalStatement({ store, clock: state.clock, tenantId: 'default', actor: actorFromAuth(v.auth), config: config.principals, webhooks: config.webhooks, secrets: state.principals.secrets, passwords: state.principals.passwords }, stmt);
       };
       const password = 'Bench!Pass-2026-xyz';
       await run(`CREATE USER bencher EMAIL='bench@example.com' PASSWORD '${password}'`);

@@ -2,12 +2,12 @@
  * Public surface of the grammar context: SQL text in, Statement IR (or SYNTAX_ERROR) out; IR back
  * to DuckDB SQL; redaction; what the planner reads from a statement. See README.md.
  */
-import { Parser, createParser } from './parser.js';
+import { Parser, createParser, DEFAULT_MAX_STATEMENT_LENGTH } from './parser.js';
 import { setDefaultParserFactory } from './redact.js';
 
 setDefaultParserFactory(() => new Parser({ cacheSize: 0 }));
 
-export { Parser, createParser };
+export { Parser, createParser, DEFAULT_MAX_STATEMENT_LENGTH };
 export type { ParseResult, ParseSuccess, ParseFailure, ParserOptions, CacheStats } from './parser.js';
 export { unparseQuery, unparseExpr, toSql, typeSql, quoteIdent, identSql, stringSql } from './unparse.js';
 export type { UnparseOptions } from './unparse.js';

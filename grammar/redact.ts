@@ -116,8 +116,9 @@ export function redactTokens(sql: string): string {
     if (c === 34) {
       const close = sql.indexOf('"', i + 1);
       const end = close < 0 ? n : close + 1;
-      // an unbalanced quote may swallow the rest of the statement: quoted parts inside are redacted
-      out += redactComment(sql.slice(i, end));
+      // a secret mistakenly double-quoted is still a secret; an unbalanced quote may swallow the
+      // rest of the statement: quoted parts inside are redacted
+      out += afterSecretKeyword ? REDACTED : redactComment(sql.slice(i, end));
       i = end;
       afterSecretKeyword = false;
       continue;

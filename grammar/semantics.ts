@@ -72,7 +72,10 @@ type Item =
   | { readonly t: 'not'; readonly start: number }
   | { readonly t: 'operand'; readonly expr: Expr }
   | { readonly t: 'bin'; readonly token: BinToken; readonly prec: number; readonly span: Span }
-  | { readonly t: 'post'; readonly prec: number; readonly build: (left: Expr) => Expr };
+  | { readonly t: 'post'; readonly prec: number; readonly start: number; /** Blocks a following operator of its level (BETWEEN). */ readonly nonAssociative: boolean; readonly build: (left: Expr) => Expr };
+
+/** Levels whose binary operators (and BETWEEN) do not associate: `a = b = c`, `a LIKE b IN (…)`. */
+const NON_ASSOCIATIVE: ReadonlySet<number> = new Set([PREC_IS, PREC_CMP, PREC_LIKE]);
 
 const COMPARE_CHARS: Readonly<Record<string, ComparisonOp>> = { '=': '=', '≠': '<>', '<': '<', '>': '>', '≤': '<=', '≥': '>=' };
 const ARITH: Readonly<Record<string, readonly [BinaryOp, number]>> = {
@@ -183,17 +186,41 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       } else {
         throw new Error('operator chain out of order');
       }
+      // Non-associative operators, as DuckDB has them: after a comparison, IS [NOT] DISTINCT FROM,
+      // LIKE/ILIKE or BETWEEN, another operator of the same level is an error (`a = b = c`,
+      // `a LIKE b IN (…)`), not a silent `(a = b) = c`. IN, IS NULL and = ANY (…) may be followed.
+      let blockedLevel = 0;
+      let afterBetween = false;
       for (;;) {
         const item = items[pos];
         if (item === undefined || item.t === 'not' || item.t === 'operand' || item.prec < minPrec) break;
         pos++;
+        const escape = item.t === 'bin' && item.token.kind === 'escape';
+        if (afterBetween && item.prec > PREC_LIKE) {
+          // `x BETWEEN a AND b - NOT c`: the bound stopped at NOT, and DuckDB would read the rest
+          // into the bound. Ask for parentheses instead of guessing.
+          const { line, column } = lineColumn(ctx().text, item.t === 'bin' ? item.span.start : item.start);
+          throw new FloeError('SYNTAX_ERROR', { line, column, expected: 'parentheses around the BETWEEN bound', detail: 'ambiguous BETWEEN bound' });
+        }
+        afterBetween = item.t === 'post' && item.nonAssociative;
+        if (!escape && item.prec === blockedLevel) {
+          const { line, column } = lineColumn(ctx().text, item.t === 'bin' ? item.span.start : item.start);
+          throw new FloeError('SYNTAX_ERROR', { line, column, expected: 'parentheses around the left operand', detail: 'comparison operators do not associate' });
+        }
+        if (!escape) blockedLevel = (item.t === 'bin' || item.nonAssociative) && NON_ASSOCIATIVE.has(item.prec) ? item.prec : 0;
         if (item.t === 'post') {
           left = item.build(left);
           continue;
         }
+        const tk = item.token;
+        const next = items[pos];
+        if (tk.kind === 'binary' && tk.op === '||' && next !== undefined && next.t === 'not') {
+          // DuckDB reads `a || NOT NULL` as `(a ||) IS NOT NULL`: never guess, ask for parentheses.
+          const { line, column } = lineColumn(ctx().text, next.start);
+          throw new FloeError('SYNTAX_ERROR', { line, column, expected: 'an expression', detail: 'write NOT after || in parentheses' });
+        }
         const right = parse(item.prec + 1);
         const s = spanFrom(left.span, right.span);
-        const tk = item.token;
         if (tk.kind === 'binary') left = make('Binary', s, { op: tk.op, left, right });
         else if (tk.kind === 'like') left = make('Like', s, { not: tk.not, caseInsensitive: tk.caseInsensitive, expr: left, pattern: right, escape: undefined });
         else if (left.kind === 'Like' && left.escape === undefined) left = make('Like', s, { ...left, escape: right });
@@ -216,6 +243,10 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
     let e = primary.ir() as Expr;
     ops.children.forEach((op, i) => {
       const arg = args.children[i]!;
+      if (i > 0 && op.sourceString === '[' && ops.children[i - 1]!.sourceString === '∷') {
+        // DuckDB reads `a::int[2]` as a cast to the array type INTEGER[2], we would read a subscript.
+        fail(op, 'parentheses around the cast', 'ambiguous subscript after ::');
+      }
       const s = spanFrom(e.span, span(arg));
       if (op.sourceString === '∷') e = make('Cast', s, { try: false, expr: e, type: arg.ir() as DataType });
       else e = make('Subscript', { start: s.start, end: s.end + 1 }, { expr: e, index: arg.ir() as Expr });
@@ -679,29 +710,29 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
     exprTailBody_is(_is, not, value) {
       const v = word(value).toUpperCase() as 'NULL' | 'TRUE' | 'FALSE' | 'UNKNOWN';
       const end = span(this).end;
-      return [{ t: 'post', prec: PREC_IS, build: (left: Expr) => make('Is', { start: left.span.start, end }, { not: has(not), expr: left, value: v }) }];
+      return [{ t: 'post', prec: PREC_IS, start: span(this).start, nonAssociative: false, build: (left: Expr) => make('Is', { start: left.span.start, end }, { not: has(not), expr: left, value: v }) }];
     },
     exprTailBody_between(not, _b, low, _and, high) {
       const lo = low.ir() as Expr;
       const hi = high.ir() as Expr;
-      return [{ t: 'post', prec: PREC_LIKE, build: (left: Expr) => make('Between', spanFrom(left.span, hi.span), { not: has(not), symmetric: false, expr: left, low: lo, high: hi }) }];
+      return [{ t: 'post', prec: PREC_LIKE, start: span(this).start, nonAssociative: true, build: (left: Expr) => make('Between', spanFrom(left.span, hi.span), { not: has(not), symmetric: false, expr: left, low: lo, high: hi }) }];
     },
     exprTailBody_inSubquery(not, _in, _o, query, _c) {
       const q = query.ir() as Relation;
       const end = span(this).end;
-      return [{ t: 'post', prec: PREC_LIKE, build: (left: Expr) => make('InSubquery', { start: left.span.start, end }, { not: has(not), expr: left, query: q }) }];
+      return [{ t: 'post', prec: PREC_LIKE, start: span(this).start, nonAssociative: false, build: (left: Expr) => make('InSubquery', { start: left.span.start, end }, { not: has(not), expr: left, query: q }) }];
     },
     exprTailBody_inList(not, _in, _o, exprs, _c) {
       const l = exprs.ir() as Expr[];
       const end = span(this).end;
-      return [{ t: 'post', prec: PREC_LIKE, build: (left: Expr) => make('InList', { start: left.span.start, end }, { not: has(not), expr: left, list: l }) }];
+      return [{ t: 'post', prec: PREC_LIKE, start: span(this).start, nonAssociative: false, build: (left: Expr) => make('InList', { start: left.span.start, end }, { not: has(not), expr: left, list: l }) }];
     },
     exprTailBody_quantified(op, quant, _o, query, _c) {
       const cmp = COMPARE_CHARS[op.sourceString]!;
       const q = word(quant) === 'all' ? 'ALL' : 'ANY';
       const rel = query.ir() as Relation;
       const end = span(this).end;
-      return [{ t: 'post', prec: PREC_CMP, build: (left: Expr) => make('Quantified', { start: left.span.start, end }, { op: cmp, quantifier: q, left, query: rel }) }];
+      return [{ t: 'post', prec: PREC_CMP, start: span(this).start, nonAssociative: false, build: (left: Expr) => make('Quantified', { start: left.span.start, end }, { op: cmp, quantifier: q, left, query: rel }) }];
     },
     binaryOp(op) {
       switch (op.ctorName) {

@@ -122,7 +122,7 @@ class Printer {
         const op = `${e.not ? 'NOT ' : ''}${e.caseInsensitive ? 'ILIKE' : 'LIKE'}`;
         return `${this.p(e.expr, P_LIKE + 1)} ${op} ${this.p(e.pattern, P_LIKE + 1)}${e.escape === undefined ? '' : ` ESCAPE ${this.p(e.escape, P_LIKE + 1)}`}`;
       }
-      case 'Is': return `${this.p(e.expr, P_IS)} IS ${e.not ? 'NOT ' : ''}${e.value}`;
+      case 'Is': return `${this.p(e.expr, P_IS + 1)} IS ${e.not ? 'NOT ' : ''}${e.value}`;
       case 'Between':
         return `${this.p(e.expr, P_LIKE + 1)} ${e.not ? 'NOT ' : ''}BETWEEN ${e.symmetric ? 'SYMMETRIC ' : ''}${this.p(e.low, P_CONCAT)} AND ${this.p(e.high, P_CONCAT)}`;
       case 'InList': return `${this.p(e.expr, P_LIKE + 1)} ${e.not ? 'NOT ' : ''}IN (${this.exprs(e.list)})`;
@@ -149,7 +149,14 @@ class Printer {
         if (e.over !== undefined) s += ` OVER ${this.overSql(e.over)}`;
         return s;
       }
-      case 'Subscript': return `${this.p(e.expr, P_ATOM)}[${this.expr(e.index)}]`;
+      case 'Subscript': {
+        // DuckDB takes a subscript on names, calls, lists, structs, strings and casts; anything
+        // else (`1[1]`, `NULL[1]`) only in parentheses.
+        const k = e.expr.kind;
+        const bare = k === 'ColumnRef' || k === 'FunctionCall' || k === 'Subscript' || k === 'ListLiteral' || k === 'StructLiteral'
+          || k === 'StringLiteral' || k === 'Cast' || k === 'ScalarSubquery';
+        return `${bare ? this.expr(e.expr) : `(${this.expr(e.expr)})`}[${this.expr(e.index)}]`;
+      }
       case 'ListLiteral': return `[${this.exprs(e.items)}]`;
       case 'StructLiteral': return `{${e.entries.map((x) => `${stringSql(x.key)}: ${this.expr(x.value)}`).join(', ')}}`;
       case 'Row': return `(${this.exprs(e.items)})`;

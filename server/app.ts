@@ -43,6 +43,8 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
     trustProxy: state.config.server.trust_proxy,
     exposeHeadRoutes: false,
     return503OnClosing: true,
+    // Undecodable URLs and similar errors raised before routing answer in the URL's wire format.
+    frameworkErrors: (error, req, reply) => void sendWireError(reply, wireFormatOf(req.url), { status: 400, message: error.message }),
     // Access logs are left to the proxy in front; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
   });

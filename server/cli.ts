@@ -18,6 +18,9 @@ import { buildManagementServer, buildServer } from './app.js';
 import { KeyRing } from './auth/key-ring.js';
 import { ConfigError, loadConfig, type FloeConfig } from './config.js';
 import { openState, storeLocationOf } from './state.js';
+import { createExecutor } from '../engine/exec/index.js';
+import { isFloeError } from '../grammar/errors.js';
+import { importDirectory, importFile, withImportExecutor } from '../engine/session/import.js';
 
 const USAGE = `usage:
   floe serve [--port N] [--host H] [--data-dir D] [--config F]
@@ -26,6 +29,7 @@ const USAGE = `usage:
   floe admin rotate-client <client-id>
   floe admin revoke-client <client-id>
   floe admin rotate-signing-key
+  floe admin import --table [catalog.]schema.table [--tenant T] <file.parquet|.csv|.tbl>
   floe admin webhooks replay [--tenant T] [--delivery ID] [--event ID]
   floe admin set-password-policy --tenant T [--min-length N] [--min-classes N] [--history N]
         [--allow-username] [--allow-common] [--require-mfa]
@@ -204,13 +208,16 @@ async function admin(argv: string[]): Promise<void> {
         if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
         return Number(v);
       };
+      const minLength = int(values['min-length'], 'min-length', 1, 1024);
+      const minClasses = int(values['min-classes'], 'min-classes', 0, 4);
+      const history = int(values.history, 'history', 0, 100);
       const policy = await withAdminStore(values, async (store) => {
         if (!await findTenant(store, tenant)) throw new UsageError(`no tenant ${tenant}`);
         const current = await loadPasswordPolicy(store, tenant).catch(() => DEFAULT_PASSWORD_POLICY);
         const next = {
-          minLength: int(values['min-length'], 'min-length', 1, 1024) ?? current.minLength,
-          minClasses: int(values['min-classes'], 'min-classes', 0, 4) ?? current.minClasses,
-          historyCount: int(values.history, 'history', 0, 100) ?? current.historyCount,
+          minLength: minLength ?? current.minLength,
+          minClasses: minClasses ?? current.minClasses,
+          historyCount: history ?? current.historyCount,
           disallowUsername: values['allow-username'] ? false : current.disallowUsername,
           refuseCommon: values['allow-common'] ? false : current.refuseCommon,
           requireMfa: values['require-mfa'] ?? current.requireMfa,
@@ -219,6 +226,36 @@ async function admin(argv: string[]): Promise<void> {
         return next;
       });
       console.log(`Password policy of tenant ${tenant}: ${JSON.stringify(policy)}`);
+      return;
+    }
+    case 'import': {
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { ...COMMON_OPTIONS, table: { type: 'string' }, tenant: { type: 'string' } } });
+      const file = positionals[0];
+      if (!values.table || !file || positionals.length > 1) throw new UsageError('import needs --table [catalog.]schema.table and one file');
+      const parts = values.table.split('.');
+      if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === '')) throw new UsageError('--table must be schema.table or catalog.schema.table');
+      const [catalog, schema, table] = parts.length === 3 ? [parts[0]!, parts[1]!, parts[2]!] : ['default', parts[0]!, parts[1]!];
+      const tenant = values.tenant ?? 'default';
+      const config = configFrom(values);
+      if (config.store.database_url === null) {
+        const other = runningServerPid(config);
+        if (other) throw new UsageError(`the embedded store in ${resolve(config.data_dir)} is in use by a running server (pid ${other}); stop it first, or run Floe on PostgreSQL`);
+      }
+      const state = await openState({ ...config, principals: { ...config.principals, background_jobs: false } }, { keyReloadIntervalMs: 0 });
+      try {
+        const admin = await findPrincipalByName(state.store, tenant, 'admin');
+        if (!admin || !admin.roles.includes('tenant_admin')) throw new UsageError(`tenant ${tenant} has no administrator "admin"`);
+        const dataDir = resolve(config.data_dir);
+        const started = Date.now();
+        const result = await withImportExecutor(createExecutor, {
+          warehouse: resolve(dataDir, 'warehouse'), spill: config.query.spill_directory ?? resolve(dataDir, 'spill'), extra: config.query.data_directories,
+        }, importDirectory(file), (executor) => importFile({ catalog: state.catalog, executor }, {
+          context: { tenantId: tenant, principalId: admin.id, roles: admin.roles }, catalog, namespace: [schema], table, file,
+        }));
+        console.log(`${result.created ? 'Created' : 'Loaded'} ${catalog}.${schema}.${table}: ${result.rows} rows in ${Date.now() - started} ms.`);
+      } finally {
+        await state.close();
+      }
       return;
     }
     default:
@@ -249,6 +286,10 @@ main(process.argv.slice(2)).catch((e: unknown) => {
     console.error(`floe: ${e.message}`);
     if (e instanceof UsageError) console.error(USAGE);
     process.exit(2);
+  }
+  if (isFloeError(e)) {
+    console.error(`floe: ${e.message}`);
+    process.exit(1);
   }
   if (e instanceof Error && 'code' in e && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     console.error(`floe: ${e.message}`);

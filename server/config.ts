@@ -180,6 +180,7 @@ export const CONFIG_SCHEMA = {
         audit_retention_days: positive,
         totp_issuer: { type: 'string', minLength: 1 },
         background_jobs: { type: 'boolean' },
+        password_hash_concurrency: { type: 'integer', minimum: 0, maximum: 64 },
       },
     },
     webhooks: {

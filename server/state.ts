@@ -11,6 +11,7 @@ import { openStore, type StoreLocation } from '../catalog/store/open-store.js';
 import { readFileSync } from 'node:fs';
 import { bootstrapIfEmpty, type BootstrapOutcome } from '../engine/principals/bootstrap.js';
 import { PrincipalMaintenance } from '../engine/principals/maintenance.js';
+import { PasswordHasher } from '../engine/principals/passwords.js';
 import { openSecretBox, type SecretBox } from '../engine/principals/secret-box.js';
 import { WebhookWorker } from '../engine/principals/webhook-worker.js';
 import { FailureLimiter } from './auth/failure-limiter.js';
@@ -60,6 +61,7 @@ export interface FloeState {
   /** Principal management: the server key box, the webhook worker and the maintenance timers. */
   readonly principals: {
     readonly secrets: SecretBox;
+    readonly passwords: PasswordHasher;
     readonly webhookWorker: WebhookWorker;
     readonly maintenance: PrincipalMaintenance;
   };
@@ -126,13 +128,14 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const systemTables = new Map<string, SystemTableProvider>([
       [history.name, history], [tablesProvider.name, tablesProvider], ['namespaces', new NamespacesProvider(catalog)], [resourceGroups.name, resourceGroups],
     ]);
-    const queryRunnerExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
+    const queryRunnerExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), writePlan: (p, r, o) => executorOf().writePlan(p, r, o), get stagingDirectory() { return executorOf().stagingDirectory; }, get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
     const queryRunner = new QueryRunner({
       catalog, parser, executor: queryRunnerExecutor,
       wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
     });
     const secrets = await openSecretBox(store, config.principals.encryption_key);
-    const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets });
+    const passwords = new PasswordHasher(config.principals.password_hash_concurrency);
+    const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets, passwords });
     const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
       parser, history, clock,
@@ -163,7 +166,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     return {
       catalog,
       config, store, clock, keys, tokens, bootstrap, parser, history, queries, wlm, executor: executorOf, systemTables, tables: tablesProvider,
-      principals: { secrets, webhookWorker, maintenance },
+      principals: { secrets, webhookWorker, maintenance, passwords },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
       failuresByAddress: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_address }, clock),

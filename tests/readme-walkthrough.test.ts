@@ -26,3 +26,16 @@ t.equal(r.status, 0, r.stderr);
 const [config, ready] = r.stdout.replace(/}\s*{/g, '}\n{').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
 t.ok(config && Array.isArray(config.endpoints) && typeof config.defaults === 'object', 'GET /v1/config answered');
 t.match(ready, { status: 'ready' }, 'GET /health/ready answered');
+
+// The SQL walk-through, run as written over real HTTP (a request's body stream closing must not
+// cancel its statement: only a client that goes away does).
+const sqlBlock = /<!-- sql-walkthrough -->\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+t.ok(sqlBlock, 'the README has the SQL walk-through block');
+const sqlRun = spawnSync('bash', ['-euo', 'pipefail', '-c', sqlBlock!.replaceAll('127.0.0.1:8181', `127.0.0.1:${port}`)], {
+  env: { ...process.env, ...exportsOf(server.banner) }, encoding: 'utf8', timeout: 120_000,
+});
+t.equal(sqlRun.status, 0, sqlRun.stderr);
+const answers = sqlRun.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+t.equal(answers.length, 5, 'five answers');
+t.ok(answers.every((a) => a.error === undefined), sqlRun.stdout);
+t.same(answers[3]!.rows, [[1, '19.90']], 'the aggregate over the inserted row');

@@ -59,3 +59,31 @@ export function validateEntityName(name: string, what: 'table' | 'view'): string
 export function qualifiedName(ident: EntityIdent): string {
   return [...ident.namespace, ident.name].join('.');
 }
+
+/**
+ * PostgreSQL text and jsonb cannot hold U+0000; a request carrying one is refused with 400 before
+ * anything is stored (instead of failing inside the store).
+ */
+export function assertStorableText(value: unknown, what: string): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw badRequest(`Invalid ${what}: contains the NUL character`);
+    return;
+  }
+  if (value instanceof Map) {
+    for (const [k, v] of value) {
+      assertStorableText(k, what);
+      assertStorableText(v, what);
+    }
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (const v of value) assertStorableText(v, what);
+    return;
+  }
+  if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      assertStorableText(k, what);
+      assertStorableText(v, what);
+    }
+  }
+}

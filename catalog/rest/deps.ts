@@ -8,6 +8,7 @@ import type { MetaStore } from '../store/meta-store.js';
 import { remapLocations, type FileIO } from '../../storage-creds/file-io.js';
 import { parseTableMetadata, serializeTableMetadata, type TableMetadata } from '../iceberg/table-metadata.js';
 import { parseViewMetadata, serializeViewMetadata, type ViewMetadata } from '../iceberg/view-metadata.js';
+import { assertStorableText } from './context.js';
 import type { CatalogRecord } from './store.js';
 
 export interface CatalogClock {
@@ -24,28 +25,51 @@ export interface CatalogDeps {
 }
 
 /**
- * A small least-recently-used map. Metadata files are immutable once written (a commit writes a
- * new file), so a cache keyed by location never serves stale content.
+ * A small least-recently-used map, bounded by entry count and by total weight (bytes, for
+ * metadata): a catalog with a few huge tables must not hold gigabytes. Metadata files are
+ * immutable once written (a commit writes a new file), so a cache keyed by location never serves
+ * stale content.
  */
 export class LruCache<K, V> {
-  private readonly map = new Map<K, V>();
-  constructor(private readonly capacity: number) {}
+  private readonly map = new Map<K, { readonly value: V; readonly weight: number }>();
+  private totalWeight = 0;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly maxWeight: number = Number.POSITIVE_INFINITY,
+  ) {}
 
   get(key: K): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
+    const e = this.map.get(key);
+    if (e !== undefined) {
       this.map.delete(key);
-      this.map.set(key, v);
+      this.map.set(key, e);
     }
-    return v;
+    return e?.value;
   }
 
-  set(key: K, value: V): void {
+  set(key: K, value: V, weight = 1): void {
+    this.delete(key);
+    if (weight > this.maxWeight) return;
+    this.map.set(key, { value, weight });
+    this.totalWeight += weight;
+    while (this.map.size > this.capacity || this.totalWeight > this.maxWeight) this.delete(this.map.keys().next().value as K);
+  }
+
+  private delete(key: K): void {
+    const e = this.map.get(key);
+    if (e === undefined) return;
     this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+    this.totalWeight -= e.weight;
+  }
+
+  get size(): number {
+    return this.map.size;
   }
 }
+
+/** Bytes of metadata text kept per cache (parsed objects are a few times their text). */
+export const METADATA_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** Reads and writes metadata files through a catalog's FileIO, with a cache of parsed files. */
 export class MetadataFiles {
@@ -55,9 +79,9 @@ export class MetadataFiles {
   readonly responses: LruCache<string, string>;
 
   constructor(private readonly io: FileIO, capacity = 2048) {
-    this.tables = new LruCache(capacity);
-    this.views = new LruCache(capacity);
-    this.responses = new LruCache(capacity);
+    this.tables = new LruCache(capacity, METADATA_CACHE_BYTES);
+    this.views = new LruCache(capacity, METADATA_CACHE_BYTES);
+    this.responses = new LruCache(capacity, METADATA_CACHE_BYTES);
   }
 
   /** The FileIO of a catalog: the deployment's storage seen through the catalog's location remappings. */
@@ -71,28 +95,34 @@ export class MetadataFiles {
     if (cached !== undefined) return cached;
     const text = (await this.ioFor(catalog).read(location)).toString('utf8');
     const m = parseTableMetadata(text);
-    this.tables.set(key, m);
+    this.tables.set(key, m, text.length);
     return m;
   }
 
-  /** Writes a new metadata file (create-if-absent, so a file is never replaced). */
-  async writeTable(catalog: CatalogRecord, location: string, m: TableMetadata): Promise<void> {
-    await this.ioFor(catalog).write(location, Buffer.from(serializeTableMetadata(m), 'utf8'));
-    this.tables.set(`${catalog.id} ${location}`, m);
+  /** Writes a new metadata file (create-if-absent, so a file is never replaced); returns its text. */
+  async writeTable(catalog: CatalogRecord, location: string, m: TableMetadata): Promise<string> {
+    assertStorableText(location, 'location');
+    const text = serializeTableMetadata(m);
+    await this.ioFor(catalog).write(location, Buffer.from(text, 'utf8'));
+    this.tables.set(`${catalog.id} ${location}`, m, text.length);
+    return text;
   }
 
   async readView(catalog: CatalogRecord, location: string): Promise<ViewMetadata> {
     const key = `${catalog.id} ${location}`;
     const cached = this.views.get(key);
     if (cached !== undefined) return cached;
-    const m = parseViewMetadata((await this.ioFor(catalog).read(location)).toString('utf8'));
-    this.views.set(key, m);
+    const text = (await this.ioFor(catalog).read(location)).toString('utf8');
+    const m = parseViewMetadata(text);
+    this.views.set(key, m, text.length);
     return m;
   }
 
   async writeView(catalog: CatalogRecord, location: string, m: ViewMetadata): Promise<void> {
-    await this.ioFor(catalog).write(location, Buffer.from(serializeViewMetadata(m), 'utf8'));
-    this.views.set(`${catalog.id} ${location}`, m);
+    assertStorableText(location, 'location');
+    const text = serializeViewMetadata(m);
+    await this.ioFor(catalog).write(location, Buffer.from(text, 'utf8'));
+    this.views.set(`${catalog.id} ${location}`, m, text.length);
   }
 
   /** Best-effort removal of files a failed commit wrote (they were never referenced). */

@@ -21,14 +21,18 @@ export interface Page<T> {
 /** Upper bound on one page, whatever the client asks. */
 export const MAX_PAGE_SIZE = 1000;
 
+/** Marks a token as ours (and keeps the token of an empty key from being the empty string). */
+const TOKEN_MARK = 'k:';
+
 export function encodePageToken(lastKey: string): string {
-  return Buffer.from(lastKey, 'utf8').toString('base64url');
+  return Buffer.from(TOKEN_MARK + lastKey, 'utf8').toString('base64url');
 }
 
 export function decodePageToken(token: string | undefined): string | undefined {
   if (token === undefined || token === '') return undefined;
-  if (!/^[A-Za-z0-9_-]+$/.test(token)) throw badRequest(`Invalid page token: ${token}`);
-  return Buffer.from(token, 'base64url').toString('utf8');
+  const text = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, 'base64url').toString('utf8') : '';
+  if (!text.startsWith(TOKEN_MARK)) throw badRequest(`Invalid page token: ${token}`);
+  return text.slice(TOKEN_MARK.length);
 }
 
 /**

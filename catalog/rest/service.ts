@@ -16,18 +16,18 @@ import type { LoadedTable, LoadedView } from './loaded.js';
 import type { Page, PageRequest } from './paging.js';
 import { requireCatalog } from './resolve.js';
 import type { CatalogRecord, NamespaceRecord } from './store.js';
-import * as catalogs from './operations/catalogs.js';
-import * as commit from './operations/commit.js';
-import * as namespaces from './operations/namespaces.js';
+import * as catalogs from './operations/catalogs/index.js';
+import * as commit from './operations/tables/commit.js';
+import * as namespaces from './operations/namespaces/index.js';
 import * as rename from './operations/rename.js';
-import * as tables from './operations/tables.js';
-import * as views from './operations/views.js';
+import * as tables from './operations/tables/index.js';
+import * as views from './operations/views/index.js';
 
-export type { CreateCatalogRequest } from './operations/catalogs.js';
-export type { TableChange } from './operations/commit.js';
-export type { NamespacePropertiesChange } from './operations/namespaces.js';
-export type { CreateTableRequest, RegisterTableRequest } from './operations/tables.js';
-export type { CreateViewRequest } from './operations/views.js';
+export type { CreateCatalogRequest } from './operations/catalogs/index.js';
+export type { TableChange } from './operations/tables/commit.js';
+export type { NamespacePropertiesChange } from './operations/namespaces/index.js';
+export type { CreateTableRequest, RegisterTableRequest } from './operations/tables/index.js';
+export type { CreateViewRequest } from './operations/views/index.js';
 
 export interface CatalogServiceOptions {
   readonly store: MetaStore;

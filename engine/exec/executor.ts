@@ -21,7 +21,7 @@ import { Piscina } from 'piscina';
 import { FloeError, floeError } from '../../grammar/errors.js';
 import type { ErrorCode } from '../../grammar/errors.js';
 import { fragmentRelation } from '../fragments.js';
-import type { FragmentPlan, TableScanInput } from '../fragments.js';
+import type { FragmentPlan } from '../fragments.js';
 import { toArrowIpc } from './arrow.js';
 import { INTERRUPT_CANCEL, INTERRUPT_NONE, INTERRUPT_TIMEOUT } from './protocol.js';
 import type { FragmentMetrics, FragmentTask, SliceCommand, SliceYield, WireError, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
@@ -45,7 +45,8 @@ export interface ExecutorOptions {
   /**
    * Time-sliced fragments that may be parked (between quanta, holding their thread and pending
    * result) at once. The pool gets this many threads beyond `workers`, so a granted quantum always
-   * finds a thread; a fragment finding no free place runs on. Default: 2 × workers.
+   * finds a thread; a fragment finding no free place runs on (holding its slot). Default: 4 × workers
+   * (a query has up to `workers` fragments per scan, and several queries interleave).
    */
   readonly maxParkedFragments?: number;
 }
@@ -80,6 +81,8 @@ export interface ExecuteOptions {
   readonly maxRows?: number;
   /** Also return the result as an Arrow IPC stream. */
   readonly arrow?: boolean;
+  /** Called as each fragment finishes (the workload manager charges its CPU time to the query). */
+  readonly onFragment?: (metrics: FragmentMetrics) => void;
   /**
    * Time slicing: each fragment, once its inputs are ready, is handed to this scheduler and runs
    * quantum by quantum (parked on its worker in between). Without it a fragment runs to its end.
@@ -121,6 +124,16 @@ export interface Executor {
   execute(plan: FragmentPlan, options?: ExecuteOptions): Promise<QueryResult>;
   /** Runs a write in a worker: rows of `request.sql` into Parquet files with field ids. */
   write(request: WriteRequest, options?: Omit<ExecuteOptions, 'maxRows' | 'arrow'>): Promise<WriteResult>;
+  /**
+   * A write whose rows come from a plan: the fragments run as in `execute`, and the last one's rows
+   * are written (its SQL and scans replace `request`'s). For INSERT … SELECT and CREATE TABLE AS.
+   */
+  writePlan(plan: FragmentPlan, request: Omit<WriteRequest, 'sql' | 'scans'>, options?: Omit<ExecuteOptions, 'maxRows' | 'arrow'>): Promise<WriteResult & { readonly query: QueryMetrics }>;
+  /**
+   * A folder workers may read (under the spill root) where the operator's files are placed for
+   * `floe admin import`; the caller removes what it puts there.
+   */
+  readonly stagingDirectory: string;
   /** Worker threads currently alive (for health and tests). */
   readonly threads: number;
   close(): Promise<void>;
@@ -168,7 +181,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   mkdirSync(spillRoot, { recursive: true });
   const workers = Math.max(1, options.workers ?? 2);
   const grace = options.abortGraceMs ?? 5000;
-  const maxParked = Math.max(0, options.maxParkedFragments ?? 2 * workers);
+  const maxParked = Math.max(0, options.maxParkedFragments ?? 4 * workers);
   /** Parked time-sliced fragments of this pool (see `FragmentSlicing`). */
   const parked = new Int32Array(new SharedArrayBuffer(4));
   const instanceId = randomUUID().slice(0, 8);
@@ -180,6 +193,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     tempDirectory: path.join(spillRoot, `workers-${instanceId}`),
     maxTempDirectoryBytes: options.maxTempDirectoryBytes ?? 16 * 1024 ** 3,
     allowedDirectories: [...options.dataDirectories.map((d) => path.resolve(d)), spillRoot],
+    creationLock: new Int32Array(new SharedArrayBuffer(4)),
   };
   mkdirSync(baseConfig.tempDirectory, { recursive: true });
   const pool = new Piscina({
@@ -218,7 +232,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
    * the last one with the rest. If the scheduler gives up (cancel while waiting), the worker is
    * woken to see the interrupt and its reply is awaited, so the thread and spill files are free.
    */
-  async function runScheduled(task: FragmentTask, cell: ReturnType<typeof interruptCell>, timeoutMs: number | undefined, schedule: FragmentScheduler): Promise<WorkerReply> {
+  async function runScheduled(task: WorkerTask, cell: ReturnType<typeof interruptCell>, timeoutMs: number | undefined, schedule: FragmentScheduler): Promise<WorkerReply> {
     const channel = new MessageChannel();
     const events: (SliceYield | { readonly kind: 'done' })[] = [];
     let notify: (() => void) | undefined;
@@ -238,8 +252,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
     };
     const run = async (quantum: ExecutorQuantum): Promise<ExecutorQuantumResult> => {
       if (started === undefined) {
-        const sliced: FragmentTask = { ...task, slicing: { port: channel.port2, quantumMs: quantum.quantumMs, parked, maxParked } };
-        started = runTask(sliced, cell, timeoutMs, [channel.port2]);
+        // Fragments are sliced; a write (the last task of `writePlan`) runs as one quantum.
+        started = task.kind === 'fragment'
+          ? runTask({ ...task, slicing: { port: channel.port2, quantumMs: quantum.quantumMs, parked, maxParked } }, cell, timeoutMs, [channel.port2])
+          : runTask(task, cell, timeoutMs);
         started.then((r) => { reply = r; push({ kind: 'done' }); }, (e: unknown) => { failure = e; push({ kind: 'done' }); });
       } else {
         channel.port1.postMessage({ kind: 'resume', quantumMs: quantum.quantumMs } satisfies SliceCommand);
@@ -269,14 +285,32 @@ export function createExecutor(options: ExecutorOptions): Executor {
     }
   }
 
-  async function execute(plan: FragmentPlan, opts: ExecuteOptions = {}): Promise<QueryResult> {
-    const started = performance.now();
+  /**
+   * Runs a plan's fragments, each as soon as its inputs are done; the last one as `lastTask` makes it.
+   * The first failure (in time) is the query's error: it interrupts the other fragments, whose
+   * induced cancels are not reported.
+   */
+  async function runPlan(
+    plan: FragmentPlan,
+    opts: ExecuteOptions,
+    lastTask: (common: {
+      queryId: string;
+      systemScans?: { relation: string; sql?: string }[];
+      inputs: { relation: string; path: string }[];
+      memoryLimitBytes: number | undefined;
+      deadlineMs: number | undefined;
+      timeoutMs: number | undefined;
+      interrupt: Int32Array;
+    }) => WorkerTask,
+  ): Promise<{ final: WorkerReply; perFragment: FragmentMetrics[] }> {
     if (plan.fragments.length === 0) throw new Error('Bug: empty fragment plan');
     const queryId = randomUUID();
     const queryDir = path.join(spillRoot, queryId);
     const cell = interruptCell(opts);
-    const done = new Map<number, Promise<WorkerReply>>();
+    const done = new Map<number, Promise<WorkerReply | undefined>>();
     const last = plan.fragments[plan.fragments.length - 1]!;
+    const perFragment: FragmentMetrics[] = [];
+    let firstFailure: FloeError | undefined;
     let created = false;
     try {
       if (plan.fragments.length > 1) {
@@ -290,116 +324,115 @@ export function createExecutor(options: ExecutorOptions): Executor {
           if (p === undefined) throw new Error(`Bug: fragment ${f.id} reads fragment ${id}, which does not come before it`);
           return p;
         });
-        const isLast = f === last;
-        const run = (async (): Promise<WorkerReply> => {
+        const run = (async (): Promise<WorkerReply | undefined> => {
           const replies = await Promise.all(deps);
-          const failed = replies.find((r) => !r.ok);
-          if (failed !== undefined) return failed;
-          const task: FragmentTask = {
-            kind: 'fragment',
+          // A failed or skipped input: this fragment is skipped.
+          if (replies.some((r) => r === undefined || !r.ok)) return undefined;
+          const common = {
             queryId,
-            fragmentId: f.id,
-            sql: f.sql,
-            scans: f.scans,
             ...(f.systemScans ? { systemScans: f.systemScans.map((x) => ({ relation: x.relation, ...(x.sql !== undefined ? { sql: x.sql } : {}) })) } : {}),
             inputs: f.inputs.map((id) => ({ relation: fragmentRelation(id), path: spillPath(id) })),
-            output: isLast ? { kind: 'rows', maxRows: opts.maxRows } : { kind: 'spill', path: spillPath(f.id) },
             memoryLimitBytes: opts.memoryLimitBytes,
             deadlineMs: cell.deadlineMs,
             timeoutMs: opts.timeoutMs,
             interrupt: cell.cell,
           };
-          const reply = opts.schedule === undefined ? await runTask(task, cell, opts.timeoutMs) : await runScheduled(task, cell, opts.timeoutMs, opts.schedule);
-          // One failure stops the other fragments of the query.
-          if (!reply.ok) Atomics.compareExchange(cell.cell, 0, INTERRUPT_NONE, INTERRUPT_CANCEL);
+          const task: WorkerTask = f === last
+            ? lastTask(common)
+            : { ...common, kind: 'fragment', fragmentId: f.id, sql: f.sql, scans: f.scans, output: { kind: 'spill', path: spillPath(f.id) } };
+          let reply: WorkerReply;
+          try {
+            reply = opts.schedule === undefined ? await runTask(task, cell, opts.timeoutMs) : await runScheduled(task, cell, opts.timeoutMs, opts.schedule);
+          } catch (e) {
+            firstFailure ??= e instanceof FloeError ? e : floeError('INTERNAL_ERROR', { reference: queryId.slice(0, 8) });
+            Atomics.compareExchange(cell.cell, 0, INTERRUPT_NONE, INTERRUPT_CANCEL);
+            return undefined;
+          }
+          perFragment.push(reply.metrics);
+          try {
+            opts.onFragment?.(reply.metrics);
+          } catch {
+            // A listener's failure is not the query's.
+          }
+          if (!reply.ok) {
+            firstFailure ??= fromWireError(reply.error);
+            // One failure stops the other fragments of the query.
+            Atomics.compareExchange(cell.cell, 0, INTERRUPT_NONE, INTERRUPT_CANCEL);
+          }
           return reply;
         })();
-        // Avoid unhandled rejections for fragments awaited only through dependents.
-        run.catch(() => undefined);
         done.set(f.id, run);
       }
-      const settled = await Promise.allSettled([...done.values()]);
-      const perFragment: FragmentMetrics[] = [];
-      let firstError: FloeError | undefined;
-      for (const s of settled) {
-        if (s.status === 'rejected') {
-          firstError ??= s.reason instanceof FloeError ? s.reason : floeError('INTERNAL_ERROR', { reference: queryId.slice(0, 8) });
-          continue;
-        }
-        if (!s.value.ok && firstError === undefined) firstError = fromWireError(s.value.error);
-      }
-      // The first error by plan order is the cause; later ones are usually the induced cancels.
-      for (const f of plan.fragments) {
-        const s = await done.get(f.id)!.catch(() => undefined);
-        if (s !== undefined) perFragment.push(s.metrics);
-        if (s !== undefined && !s.ok) {
-          const e = fromWireError(s.error);
-          if (e.code !== 'QUERY_CANCELLED' || firstError?.code === 'QUERY_CANCELLED') {
-            firstError = e;
-            break;
-          }
-        }
-      }
-      if (firstError !== undefined) throw firstError;
+      await Promise.all(done.values());
+      if (firstFailure !== undefined) throw firstFailure;
       const final = await done.get(last.id)!;
-      if (!final.ok || final.kind !== 'rows') throw new Error('Bug: last fragment returned no rows');
-      const bytesScanned = uniqueScans(plan.fragments.flatMap((f) => f.scans)).reduce((n, s) => n + s.estimatedBytes, 0);
-      const metrics: QueryMetrics = {
-        rows: final.rows.length,
-        bytesScanned,
-        fragments: plan.fragments.length,
-        perFragment,
-        cpuMs: perFragment.reduce((n, m) => n + m.cpuMs, 0),
-        wallMs: performance.now() - started,
-      };
-      const base = { columns: final.columns, types: final.types, rows: final.rows, metrics };
-      return opts.arrow === true ? { ...base, arrow: toArrowIpc(final.columns, final.types, final.rows) } : base;
+      if (final === undefined) throw new Error('Bug: the last fragment did not run');
+      return { final, perFragment };
     } finally {
       cell.dispose();
       if (created) rmSync(queryDir, { recursive: true, force: true });
     }
   }
 
-  async function write(request: WriteRequest, opts: Omit<ExecuteOptions, 'maxRows' | 'arrow'> = {}): Promise<WriteResult> {
-    const cell = interruptCell(opts);
-    try {
-      mkdirSync(request.dataDirectory, { recursive: true });
-      const task: WorkerTask = {
-        ...request,
-        kind: 'write',
-        queryId: randomUUID(),
-        inputs: [],
-        memoryLimitBytes: opts.memoryLimitBytes,
-        deadlineMs: cell.deadlineMs,
-        timeoutMs: opts.timeoutMs,
-        interrupt: cell.cell,
-      };
-      const reply = await runTask(task, cell, opts.timeoutMs);
-      if (!reply.ok) throw fromWireError(reply.error);
-      if (reply.kind !== 'written') throw new Error('Bug: write returned no files');
-      return { files: reply.files, metrics: reply.metrics };
-    } finally {
-      cell.dispose();
-    }
+  function planMetrics(plan: FragmentPlan, rows: number, perFragment: readonly FragmentMetrics[], started: number): QueryMetrics {
+    return {
+      rows,
+      // Every scan of every fragment reads its files (a split scan's fragments read disjoint files).
+      bytesScanned: plan.fragments.reduce((n, f) => n + f.scans.reduce((m, s) => m + s.estimatedBytes, 0), 0),
+      fragments: plan.fragments.length,
+      perFragment,
+      cpuMs: perFragment.reduce((n, m) => n + m.cpuMs, 0),
+      wallMs: performance.now() - started,
+    };
   }
 
+  async function execute(plan: FragmentPlan, opts: ExecuteOptions = {}): Promise<QueryResult> {
+    const started = performance.now();
+    const last = plan.fragments[plan.fragments.length - 1];
+    const { final, perFragment } = await runPlan(plan, opts, (common) => ({
+      ...common,
+      kind: 'fragment',
+      fragmentId: last?.id ?? 0,
+      sql: last?.sql ?? '',
+      scans: last?.scans ?? [],
+      output: { kind: 'rows', maxRows: opts.maxRows },
+    }));
+    if (!final.ok || final.kind !== 'rows') throw new Error('Bug: last fragment returned no rows');
+    const base = { columns: final.columns, types: final.types, rows: final.rows, metrics: planMetrics(plan, final.rows.length, perFragment, started) };
+    return opts.arrow === true ? { ...base, arrow: toArrowIpc(final.columns, final.types, final.rows) } : base;
+  }
+
+  async function writePlan(plan: FragmentPlan, request: Omit<WriteRequest, 'sql' | 'scans'>, opts: Omit<ExecuteOptions, 'maxRows' | 'arrow'> = {}): Promise<WriteResult & { readonly metrics: FragmentMetrics; readonly query: QueryMetrics }> {
+    const started = performance.now();
+    const last = plan.fragments[plan.fragments.length - 1];
+    mkdirSync(request.dataDirectory, { recursive: true });
+    const { final, perFragment } = await runPlan(plan, opts, (common) => ({ ...request, ...common, kind: 'write', sql: last?.sql ?? '', scans: last?.scans ?? [] }));
+    if (!final.ok || final.kind !== 'written') throw new Error('Bug: write returned no files');
+    return { files: final.files, metrics: final.metrics, query: planMetrics(plan, final.metrics.rows, perFragment, started) };
+  }
+
+  async function write(request: WriteRequest, opts: Omit<ExecuteOptions, 'maxRows' | 'arrow'> = {}): Promise<WriteResult> {
+    const { sql, scans, ...target } = request;
+    const r = await writePlan({ fragments: [{ id: 0, sql, scans, inputs: [] }] }, target, opts);
+    return { files: r.files, metrics: r.metrics };
+  }
+
+  const stagingDirectory = path.join(spillRoot, `staging-${instanceId}`);
+  mkdirSync(stagingDirectory, { recursive: true });
   return {
     execute,
     write,
+    writePlan,
+    stagingDirectory,
     get threads() {
       return pool.threads.length;
     },
     async close() {
       await pool.destroy();
       rmSync(baseConfig.tempDirectory, { recursive: true, force: true });
+      rmSync(stagingDirectory, { recursive: true, force: true });
     },
   };
-}
-
-function uniqueScans(scans: readonly TableScanInput[]): readonly TableScanInput[] {
-  const seen = new Map<string, TableScanInput>();
-  for (const s of scans) if (!seen.has(s.relation)) seen.set(s.relation, s);
-  return [...seen.values()];
 }
 
 /** A default spill root under the OS temp folder (for embedding and tests). */

@@ -21,6 +21,8 @@ export interface WorkerConfig {
   readonly maxTempDirectoryBytes: number;
   /** Folders the instance may read and write: the warehouse folder(s) and the executor's spill root. */
   readonly allowedDirectories: readonly string[];
+  /** Shared lock serializing instance creation across the pool's workers (CPU accounting). */
+  readonly creationLock: Int32Array;
 }
 
 /** Values of the interrupt cell (`Int32Array` over a SharedArrayBuffer, index 0). */
@@ -92,6 +94,8 @@ export interface WriteTask {
   readonly queryId: string;
   readonly sql: string;
   readonly scans: readonly TableScanInput[];
+  /** System-table rows the write's query reads (as for fragments). */
+  readonly systemScans?: readonly { readonly relation: string; readonly sql?: string }[];
   readonly inputs: readonly FragmentInputFile[];
   /** Output columns in order with their field ids (`FIELD_IDS` of the COPY) and DuckDB types. */
   readonly columns: readonly { readonly name: string; readonly fieldId: number; readonly duckdbType: string; readonly fieldIdsSpec: string }[];

@@ -15,7 +15,8 @@
  * The instance lives as long as the thread: that is the worker's state by design (a process
  * boundary), and the only module-level state in the engine.
  */
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { threadId, workerData } from 'node:worker_threads';
 import {
   DuckDBBlobValue, DuckDBDateValue, DuckDBDecimalValue, DuckDBInstance, DuckDBPendingResultState, DuckDBTimeValue, DuckDBTimestampTZValue, DuckDBTimestampValue,
@@ -44,14 +45,29 @@ async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
   // One temp_directory per instance: DuckDB names its spill files per instance, not per process.
   const tempDirectory = `${c.tempDirectory}/thread-${threadId}`;
   mkdirSync(tempDirectory, { recursive: true });
-  const instance = await DuckDBInstance.create(':memory:', {
-    threads: String(c.threads),
-    memory_limit: `${c.memoryLimitBytes}B`,
-    temp_directory: tempDirectory,
-    max_temp_directory_size: `${c.maxTempDirectoryBytes}B`,
-    autoload_known_extensions: 'false',
-    autoinstall_known_extensions: 'false',
-  });
+  // DuckDB's background threads (threads − 1) are this worker's too: find their ids by the threads
+  // that appear while the instance starts, under a lock shared by the pool's workers (and with
+  // libuv's thread pool already started), so the fragment's CPU time includes theirs.
+  await stat(tempDirectory);
+  while (Atomics.compareExchange(c.creationLock, 0, 0, 1) !== 0) Atomics.wait(c.creationLock, 0, 1, 20);
+  let instance: DuckDBInstance;
+  try {
+    const before = new Set(taskIds());
+    instance = await DuckDBInstance.create(':memory:', {
+      threads: String(c.threads),
+      memory_limit: `${c.memoryLimitBytes}B`,
+      temp_directory: tempDirectory,
+      max_temp_directory_size: `${c.maxTempDirectoryBytes}B`,
+      autoload_known_extensions: 'false',
+      autoinstall_known_extensions: 'false',
+    });
+    const spawned = taskIds().filter((t) => !before.has(t));
+    // Anything but exactly the expected count means another thread started meanwhile: count only our own.
+    backgroundThreads = spawned.length === c.threads - 1 ? spawned : [];
+  } finally {
+    Atomics.store(c.creationLock, 0, 0);
+    Atomics.notify(c.creationLock, 0);
+  }
   const conn = await instance.connect();
   try {
     try {
@@ -86,11 +102,33 @@ function connection(): Promise<DuckDBConnection> {
   return connectionPromise;
 }
 
-/** CPU time of this thread in ms (Linux `schedstat`), else `undefined`. */
+/** Ids of the process's threads (Linux), or none. */
+function taskIds(): string[] {
+  try {
+    return readdirSync('/proc/self/task');
+  } catch {
+    return [];
+  }
+}
+
+/** The DuckDB background threads of this worker's instance (empty with `threads = 1`). */
+let backgroundThreads: readonly string[] = [];
+
+/**
+ * CPU time in ms of this thread plus its instance's background threads (Linux `schedstat`), else
+ * `undefined` (callers use wall time).
+ */
 function threadCpuMs(): number | undefined {
   try {
-    const text = readFileSync('/proc/thread-self/schedstat', 'utf8');
-    return Number(text.split(' ')[0]) / 1e6;
+    let ns = Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+    for (const tid of backgroundThreads) {
+      try {
+        ns += Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // A thread that ended adds nothing more.
+      }
+    }
+    return ns / 1e6;
   } catch {
     return undefined;
   }
@@ -254,35 +292,67 @@ interface Created {
   readonly views: string[];
 }
 
-async function bindRelations(conn: DuckDBConnection, queryId: string, inputs: readonly FragmentInputFile[], scans: readonly TableScanInput[], created: Created): Promise<void> {
-  for (const [i, input] of inputs.entries()) {
-    const alias = `__floe_in_${queryId.replace(/[^a-zA-Z0-9]/g, '')}_${i}`;
-    await conn.run(`ATTACH ${sqlString(input.path)} AS ${quoteIdent(alias)} (READ_ONLY)`);
+/**
+ * Views of the previous task, dropped with the next task's first statement batch (one round trip
+ * instead of one per view; nothing can use them in between, the connection is this worker's).
+ */
+let staleViews: string[] = [];
+
+/**
+ * Binds a task's relations in one round trip: drops of the previous task's views, the memory limit
+ * when it changes, ATTACH of input files, and a view per input, scan and system table. Name-mapped
+ * scans first probe their files (rare: migrated tables only).
+ */
+async function bindRelations(
+  conn: DuckDBConnection,
+  task: { readonly queryId: string; readonly inputs: readonly FragmentInputFile[]; readonly scans: readonly TableScanInput[]; readonly systemScans?: readonly { readonly relation: string; readonly sql?: string }[]; readonly memoryLimitBytes: number | undefined },
+  created: Created,
+): Promise<void> {
+  const statements = staleViews.map((v) => `DROP VIEW IF EXISTS temp.${quoteIdent(v)}`);
+  staleViews = [];
+  const limit = Math.max(16 * 1024 * 1024, Math.floor(task.memoryLimitBytes ?? config.memoryLimitBytes));
+  if (limit !== currentMemoryLimit) {
+    statements.push(`SET memory_limit = '${limit}B'`);
+    currentMemoryLimit = undefined;
+  }
+  const view = (relation: string, sql: string): void => {
+    statements.push(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(relation)} AS ${sql}`);
+    created.views.push(relation);
+  };
+  for (const [i, input] of task.inputs.entries()) {
+    const alias = `__floe_in_${task.queryId.replace(/[^a-zA-Z0-9]/g, '')}_${i}`;
+    statements.push(`ATTACH ${sqlString(input.path)} AS ${quoteIdent(alias)} (READ_ONLY)`);
     created.attached.push(alias);
-    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(input.relation)} AS SELECT * FROM ${quoteIdent(alias)}.r`);
-    created.views.push(input.relation);
+    view(input.relation, `SELECT * FROM ${quoteIdent(alias)}.r`);
   }
-  for (const scan of scans) {
+  for (const scan of task.scans) {
     const noIds = scan.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, scan);
-    await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdent(scan.relation)} AS ${scanSql(scan, { filesWithoutFieldIds: noIds })}`);
-    created.views.push(scan.relation);
+    view(scan.relation, scanSql(scan, { filesWithoutFieldIds: noIds }));
   }
+  for (const system of task.systemScans ?? []) {
+    if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
+    view(system.relation, system.sql);
+  }
+  if (statements.length > 0) await conn.run(statements.join(';\n'));
+  currentMemoryLimit = limit;
 }
 
-/** Drops a task's views and temp tables and detaches its databases, so the connection is clean. */
+/**
+ * Ends a task: attached databases are detached now (another worker may attach an output file next,
+ * and the query's folder is removed), views are dropped with the next task's batch.
+ */
 async function cleanUp(conn: DuckDBConnection, created: Created): Promise<void> {
-  for (const view of created.views) {
-    try {
-      await conn.run(`DROP VIEW IF EXISTS temp.${quoteIdent(view)}`);
-    } catch {
-      // Gone already.
-    }
-  }
-  for (const alias of created.attached) {
-    try {
-      await conn.run(`DETACH ${quoteIdent(alias)}`);
-    } catch {
-      // Gone already.
+  staleViews.push(...created.views);
+  if (created.attached.length === 0) return;
+  try {
+    await conn.run(created.attached.map((a) => `DETACH DATABASE IF EXISTS ${quoteIdent(a)}`).join(';\n'));
+  } catch {
+    for (const a of created.attached) {
+      try {
+        await conn.run(`DETACH DATABASE IF EXISTS ${quoteIdent(a)}`);
+      } catch {
+        // Gone already.
+      }
     }
   }
 }
@@ -302,12 +372,6 @@ async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput
   return out;
 }
 
-async function setMemoryLimit(conn: DuckDBConnection, bytes: number | undefined): Promise<void> {
-  const limit = Math.max(16 * 1024 * 1024, Math.floor(bytes ?? config.memoryLimitBytes));
-  if (limit === currentMemoryLimit) return;
-  await conn.run(`SET memory_limit = '${limit}B'`);
-  currentMemoryLimit = limit;
-}
 
 async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   const slicer = task.slicing === undefined ? undefined : new Slicer(task.slicing, task);
@@ -322,13 +386,7 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
     return { fragmentId: task.fragmentId, rows, cpuMs: cpu0 === undefined || cpu1 === undefined ? wallMs : cpu1 - cpu0, wallMs };
   };
   try {
-    await setMemoryLimit(conn, task.memoryLimitBytes);
-    await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
-    for (const system of task.systemScans ?? []) {
-      if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
-      await conn.run(`CREATE TEMP VIEW ${quoteIdent(system.relation)} AS ${system.sql}`);
-      created.views.push(system.relation);
-    }
+    await bindRelations(conn, task, created);
     const output = task.output;
     switch (output.kind) {
       case 'spill': {
@@ -393,8 +451,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
     return { fragmentId: 0, rows, cpuMs: cpu0 === undefined || cpu1 === undefined ? wallMs : cpu1 - cpu0, wallMs };
   };
   try {
-    await setMemoryLimit(conn, task.memoryLimitBytes);
-    await bindRelations(conn, task.queryId, task.inputs, task.scans, created);
+    await bindRelations(conn, task, created);
     const cols = task.columns.map((c) => quoteIdent(c.name)).join(', ');
     const fieldIds = `{${task.columns.map((c) => `${sqlString(c.name)}: ${c.fieldIdsSpec}`).join(', ')}}`;
     const casts = task.columns.map((c) => `CAST(q.${quoteIdent(c.name)} AS ${c.duckdbType}) AS ${quoteIdent(c.name)}`).join(', ');

@@ -6,7 +6,9 @@ export { duckdbType, icebergLiteral, localPath, localPathSql, parseNameMapping, 
 export type { ScanSqlOptions } from './read.js';
 export { transformSql } from './partition-sql.js';
 export {
-  appendSnapshot, appendWriteRequest, commitUpdates, dataFilesFromWritten, dataLocationOf, deleteFilesFromWritten, fieldIdsSpec, isMergeOnRead, newSnapshotId,
+  appendSnapshot, appendWriteRequest, commitChange, commitUpdates, dataFilesFromWritten, dataLocationOf, deleteFilesFromWritten, fieldIdsSpec, isMergeOnRead, newSnapshotId,
   partitionValueFromWire, positionDeleteWriteRequest, snapshotSummary, stageAppend, stageOverwrite, stageRowDelta, statValue,
 } from './write.js';
-export type { SnapshotCommit, SnapshotOptions, StagedChange, SummaryDelta, WriteRequestOptions } from './write.js';
+export type { CommitPort, SnapshotCommit, SnapshotOptions, StagedChange, SummaryDelta, WriteRequestOptions } from './write.js';
+export { importFormatOf, importSourceSql } from './import.js';
+export type { ImportFormat } from './import.js';

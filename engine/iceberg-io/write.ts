@@ -236,23 +236,22 @@ function columnMetrics(columns: readonly { readonly id: number; readonly name: s
     if (chunks.every((x) => x.nullCount !== null)) nullValueCounts.set(c.id, chunks.reduce((n, x) => n + (x.nullCount ?? 0), 0));
     let lower: IcebergValue | undefined;
     let upper: IcebergValue | undefined;
-    let complete = true;
+    let lowerOk = true;
+    let upperOk = true;
     for (const x of chunks) {
       const allNull = x.nullCount !== null && x.nullCount === x.valueCount;
       if (allNull) continue;
       const lo = x.min === null ? undefined : statValue(type, x.min);
-      const hi = x.max === null ? undefined : statValue(type, x.max);
-      if (lo === undefined || hi === undefined) {
-        complete = false;
-        break;
-      }
-      if (lower === undefined || compareValues(type, lo, lower) < 0) lower = lo;
-      if (upper === undefined || compareValues(type, hi, upper) > 0) upper = hi;
+      // DuckDB truncates string statistics to 256 bytes: a truncated minimum is still a lower bound
+      // (a prefix sorts first), a truncated maximum is not an upper bound, so it is dropped.
+      const hi = x.max === null || (type.kind === 'string' && Buffer.byteLength(x.max, 'utf8') >= 256) ? undefined : statValue(type, x.max);
+      if (lo === undefined) lowerOk = false;
+      else if (lower === undefined || compareValues(type, lo, lower) < 0) lower = lo;
+      if (hi === undefined) upperOk = false;
+      else if (upper === undefined || compareValues(type, hi, upper) > 0) upper = hi;
     }
-    if (complete && lower !== undefined && upper !== undefined) {
-      lowerBounds.set(c.id, toByteBuffer(type, lower));
-      upperBounds.set(c.id, toByteBuffer(type, upper));
-    }
+    if (lowerOk && lower !== undefined) lowerBounds.set(c.id, toByteBuffer(type, lower));
+    if (upperOk && upper !== undefined) upperBounds.set(c.id, toByteBuffer(type, upper));
   }
   return { columnSizes, valueCounts, nullValueCounts, lowerBounds, upperBounds };
 }
@@ -610,3 +609,31 @@ export function decodeBound(type: PrimitiveType, bytes: Uint8Array): IcebergValu
   return fromByteBuffer(type, bytes);
 }
 
+
+/** How `commitChange` reaches the catalog (the lead's commit function behind it). */
+export interface CommitPort {
+  /** The table's current metadata (reloaded after a conflict). */
+  load(): Promise<TableMetadata>;
+  /** Commits through the catalog: the new metadata, or `'conflict'` when a requirement failed (409). */
+  commit(requirements: readonly TableRequirement[], updates: readonly TableUpdate[]): Promise<TableMetadata | 'conflict'>;
+}
+
+/**
+ * Commits a staged change: builds the snapshot on the current metadata and commits it; after a
+ * conflict an append is re-based on the reloaded table and retried (with a short random back-off),
+ * anything else is COMMIT_CONFLICT. Manifest lists of failed attempts are deleted.
+ */
+export async function commitChange(io: FileIO, port: CommitPort, change: StagedChange, options: { readonly maxAttempts?: number; readonly now?: () => number } = {}): Promise<TableMetadata> {
+  const attempts = options.maxAttempts ?? 20;
+  const now = options.now ?? Date.now;
+  let metadata = await port.load();
+  for (let attempt = 1; ; attempt++) {
+    const c = await commitUpdates(io, metadata, change, now());
+    const result = await port.commit(c.requirements, c.updates);
+    if (result !== 'conflict') return result;
+    await io.delete(c.manifestListLocation);
+    if (!change.rebaseable || attempt >= attempts) throw floeError('COMMIT_CONFLICT', { detail: change.rebaseable ? `gave up after ${attempt} attempts` : 'the table changed while the statement ran; retry it' });
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 10 * attempt)));
+    metadata = await port.load();
+  }
+}

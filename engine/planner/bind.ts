@@ -13,7 +13,7 @@
 import type {
   ColumnRef, CteDef, Expr, Ident, QualifiedName, Relation, Scan, SelectItem, Statement, TableAlias, TimeTravel,
 } from '../../grammar/index.js';
-import { floeError, ident, isExpr, make, planFeatures, unreachable } from '../../grammar/index.js';
+import { FloeError, floeError, ident, isExpr, make, planFeatures, unreachable } from '../../grammar/index.js';
 import type { PlanFeatures } from '../../grammar/index.js';
 import { IcebergError } from '../../catalog/iceberg/errors.js';
 import { resolveSnapshot } from '../../catalog/iceberg/scan.js';
@@ -26,9 +26,9 @@ import { isPrimitive } from '../../catalog/iceberg/types.js';
 import type { NestedField } from '../../catalog/iceberg/types.js';
 import type { LocationMapping } from '../../storage-creds/file-io.js';
 import { checkIsolation, checkNode } from './isolation.js';
-import { formatTableName, identName, isSystemTableName, resolveTableName, tableKey } from './names.js';
+import { formatTableName, isSystemTableName, resolveTableName, tableKey } from './names.js';
 import type { NameDefaults, TableName } from './names.js';
-import { conjuncts, flipComparison, literalForType, timestampMicros } from './predicates.js';
+import { conjuncts, flipComparison, likePrefix, literalForType, timestampMicros } from './predicates.js';
 import type { ScanPredicate } from './predicates.js';
 
 // ------------------------------------------------------------------ what the caller supplies
@@ -51,11 +51,15 @@ export interface ViewFacts {
   /** Column names of the view's schema, when it renames the query's columns. */
   readonly columnNames?: readonly string[];
 }
-/** The name does not exist (or the principal may not see it: the same answer, 42P01). */
+/** The name does not exist (or the principal may not learn that it does: the same answer, 42P01). */
 export interface MissingFacts {
   readonly kind: 'missing';
 }
-export type RelationFacts = TableFacts | ViewFacts | MissingFacts;
+/** The name is outside what the principal may read (another tenant's catalog, a revoked grant): 42501. */
+export interface ForbiddenFacts {
+  readonly kind: 'forbidden';
+}
+export type RelationFacts = TableFacts | ViewFacts | MissingFacts | ForbiddenFacts;
 
 /** A system table the caller's provider serves, with its column names. */
 export interface SystemTableFacts {
@@ -155,7 +159,13 @@ interface FromEntry {
   readonly complete: boolean;
   /** For base-table scans: which field each visible column is. */
   readonly scan: ScanState | undefined;
-  readonly fieldIds: readonly number[];
+  /** Field id of each visible column (undefined for computed columns of a pass-through entry). */
+  readonly fieldIds: readonly (number | undefined)[];
+  /**
+   * A derived table or view that only renames and filters one scan's columns: predicates on its
+   * columns prune that scan's files, but `*` over it does not make the scan read every column.
+   */
+  readonly passThrough?: boolean;
 }
 
 /** The names visible to the expressions of one SELECT block. */
@@ -226,8 +236,8 @@ class Binder {
       case 'Derived': {
         const inner = this.relation(rel.query, { ...env, aliasNames: NO_NAMES });
         const out = renamed(inner.out, rel.alias);
-        const entry: FromEntry = rel.alias === undefined ? { ...plainEntry(undefined, out) } : plainEntry(rel.alias.name, out);
-        return { rel: { ...rel, query: inner.rel }, out, entries: [entry], inner: [] };
+        const entry = withPassThrough(plainEntry(rel.alias?.name, out), inner);
+        return { rel: { ...rel, query: inner.rel }, out, entries: [entry], inner: entry.passThrough === true ? [entry] : [] };
       }
       case 'Values': {
         const width = rel.rows[0]?.length ?? 0;
@@ -368,8 +378,10 @@ class Binder {
   // ---------------------------------------------------------------- table references
 
   scan(rel: Scan, env: Env): Bound {
-    const name = resolveTableName(rel.table, env.defaults);
     const last = rel.table.parts[rel.table.parts.length - 1]!;
+    // DuckDB would read a file named like this (a replacement scan); Floe never does.
+    if (looksLikeFilePath(last.name)) throw floeError('PERMISSION_DENIED', { detail: `"${last.name}" looks like a file path; only catalog tables can be read` });
+    const name = resolveTableName(rel.table, env.defaults);
     const alias: TableAlias = rel.alias ?? make('TableAlias', last.span, { name: last, columns: [] });
     if (isSystemTableName(name)) {
       const system = this.request.systemTables.get(name.name);
@@ -392,6 +404,8 @@ class Binder {
     switch (facts.kind) {
       case 'missing':
         throw floeError('UNDEFINED_TABLE', { name: formatTableName(name) });
+      case 'forbidden':
+        throw floeError('PERMISSION_DENIED', { detail: `table ${formatTableName(name)} is not readable by this principal` });
       case 'view':
         return this.view(rel, name, key, facts, alias, env);
       case 'table':
@@ -417,7 +431,13 @@ class Binder {
     if (env.viewStack.length >= (this.request.maxViewDepth ?? 32)) throw floeError('INVALID_STATE', { detail: `views nested deeper than ${this.request.maxViewDepth ?? 32} levels at ${formatTableName(name)}` });
     let statement = this.#views.get(key);
     if (statement === undefined) {
-      statement = this.request.parse(facts.sql);
+      try {
+        statement = this.request.parse(facts.sql);
+      } catch (e) {
+        // The position in a syntax error would point into the view's text, not the user's query.
+        if (e instanceof FloeError) throw floeError('INVALID_STATE', { detail: `view ${formatTableName(name)} cannot be parsed: ${e.message}` });
+        throw e;
+      }
       this.#views.set(key, statement);
     }
     if (statement.kind !== 'Query') throw floeError('INVALID_STATE', { detail: `view ${formatTableName(name)} does not hold a query` });
@@ -434,9 +454,9 @@ class Binder {
     const columns = rel.alias !== undefined && rel.alias.columns.length > 0 ? rel.alias.columns : (facts.columnNames ?? []).map((c) => ident(c, alias.span, true));
     const viewAlias: TableAlias = { ...alias, columns };
     const out = renamed(body.out, viewAlias);
-    const entry: FromEntry = { ...plainEntry(alias.name, out), tableName: rel.alias === undefined ? name : undefined };
+    const entry = withPassThrough({ ...plainEntry(alias.name, out), tableName: rel.alias === undefined ? name : undefined }, body);
     const derived = make('Derived', rel.span, { query: body.rel, alias: viewAlias, lateral: false });
-    return { rel: derived, out, entries: [entry], inner: [] };
+    return { rel: derived, out, entries: [entry], inner: entry.passThrough === true ? [entry] : [] };
   }
 
   // ---------------------------------------------------------------- expressions
@@ -570,6 +590,14 @@ class Binder {
           if (values.every((v) => v !== undefined)) target.scan.predicates.push({ kind: 'in', fieldId: target.field.id, values: values as NonNullable<(typeof values)[number]>[] });
           break;
         }
+        case 'Like': {
+          if (c.not || c.caseInsensitive || c.escape !== undefined || c.pattern.kind !== 'StringLiteral') break;
+          const prefix = likePrefix(c.pattern.value);
+          const target = locate(c.expr);
+          if (prefix === undefined || target === undefined || target.field.type.kind !== 'string') break;
+          target.scan.predicates.push({ kind: 'starts-with', fieldId: target.field.id, prefix });
+          break;
+        }
         case 'Is': {
           if (c.value !== 'NULL') break;
           const target = locate(c.expr);
@@ -585,6 +613,11 @@ class Binder {
 
 // ------------------------------------------------------------------ helpers
 
+/** A table name that reads as a file path or URL (`"data.csv"`, `"/etc/passwd"`, `"s3://b/k"`). */
+export function looksLikeFilePath(name: string): boolean {
+  return /[/\\]|^[a-z][a-z0-9+.-]*:/i.test(name) || /\.(csv|tsv|tbl|parquet|json|jsonl|ndjson|txt|gz|zst|bz2|xz|db|duckdb|sqlite3?|arrow|ipc|feather|avro|orc|xlsx?)$/i.test(name);
+}
+
 /**
  * `EXISTS (SELECT * FROM t …)` only asks whether a row exists: select `1` instead of `*` so the
  * scan reads no columns it does not filter on (TPC-H q4, q21, q22).
@@ -595,11 +628,40 @@ function existsBody(rel: Relation): Relation {
   return { ...rel, items: [one] };
 }
 
+/**
+ * Makes a derived table (or view) entry pass predicates through to its scan when its query is
+ * `SELECT <columns or *> FROM scan [WHERE …]`: no aggregate, window, DISTINCT, ORDER BY or LIMIT,
+ * so filtering its output by a column equals filtering the scan's rows by that column (and pruning
+ * a file that holds no such row changes nothing).
+ */
+function withPassThrough(entry: FromEntry, inner: Bound): FromEntry {
+  const project = inner.rel;
+  if (project.kind !== 'Project') return entry;
+  let below = project.input;
+  if (below.kind === 'Filter' && below.clause === 'WHERE') below = below.input;
+  const source = inner.inner.length === 1 ? inner.inner[0] : undefined;
+  if (below.kind !== 'Scan' || source?.scan === undefined || source.passThrough === true) return entry;
+  const fieldIds: (number | undefined)[] = [];
+  for (const item of project.items) {
+    if (item.kind === 'Star') {
+      if (item.exclude.length > 0 || item.qualifier.length > 1) return entry;
+      fieldIds.push(...source.fieldIds);
+      continue;
+    }
+    const e = item.expr;
+    const direct = e.kind === 'ColumnRef' && (e.parts.length === 1 || (e.parts.length === 2 && lower(e.parts[0]!.name) === source.alias));
+    const i = direct ? source.columns.indexOf(lower(e.parts[e.parts.length - 1]!.name)) : -1;
+    fieldIds.push(i >= 0 ? source.fieldIds[i] : undefined);
+  }
+  if (fieldIds.length !== entry.columns.length) return entry;
+  return { ...entry, scan: source.scan, fieldIds, passThrough: true };
+}
+
 function plainEntry(alias: Ident | undefined, out: ColumnSet): FromEntry {
   return { alias: alias === undefined ? undefined : lower(alias.name), aliasIdent: alias, tableName: undefined, columns: out.names, complete: out.complete, scan: undefined, fieldIds: [] };
 }
 
-function scanEntry(alias: TableAlias, tableName: TableName | undefined, out: ColumnSet, scan: ScanState | undefined, fieldIds: readonly number[]): FromEntry {
+function scanEntry(alias: TableAlias, tableName: TableName | undefined, out: ColumnSet, scan: ScanState | undefined, fieldIds: readonly (number | undefined)[]): FromEntry {
   return { alias: lower(alias.name.name), aliasIdent: alias.name, tableName, columns: out.names, complete: out.complete, scan, fieldIds };
 }
 
@@ -636,7 +698,8 @@ function markColumn(e: FromEntry, col: string): void {
 }
 
 function markAll(e: FromEntry): void {
-  if (e.scan !== undefined) e.scan.all = true;
+  // `*` over a pass-through derived table reads only what its own select list reads.
+  if (e.scan !== undefined && e.passThrough !== true) e.scan.all = true;
 }
 
 /** The snapshot selector a time-travel clause denotes. */

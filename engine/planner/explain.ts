@@ -32,6 +32,7 @@ function predicateText(s: BoundScan, p: ScanPredicate): string {
     case 'compare': return `${name} ${p.op} ${show(p.value)}`;
     case 'in': return `${name} IN (${p.values.map(show).join(', ')})`;
     case 'is-null': return `${name} IS ${p.negated ? 'NOT ' : ''}NULL`;
+    case 'starts-with': return `${name} LIKE '${p.prefix.replaceAll("'", "''")}%'`;
   }
 }
 

@@ -4,8 +4,9 @@
  * - A decomposable aggregate over one large scan (count, sum, min, max, avg as sum + count, with or
  *   without GROUP BY, WHERE, HAVING, ORDER BY, LIMIT): one partial aggregate per group of files,
  *   then one final fragment that combines the partials and applies HAVING, ORDER BY and LIMIT.
- * - A plain select over one large scan (projection and WHERE, optionally LIMIT without ORDER BY):
- *   one fragment per group of files and a final fragment that is their UNION ALL.
+ * - A plain select over one large scan (projection, WHERE, ORDER BY on output columns, LIMIT): one
+ *   fragment per group of files (each cut to its own top LIMIT + OFFSET rows when there is a LIMIT)
+ *   and a final fragment that is their UNION ALL, sorted and limited.
  * - Everything else (joins, windows, DISTINCT, several scans, system tables, small scans): one
  *   fragment over the whole query.
  * "Large" means the scan has several files and at least `minRowsPerFragment` estimated rows per
@@ -189,8 +190,31 @@ function splitSingleScan(rel: Relation, planned: PlannedScan, groups: readonly (
   const block = peelBlock(rel);
   if (block === undefined || hasSubquery(rel)) return undefined;
   if (block.aggregate !== undefined) return splitAggregate(block, planned, groups);
-  if (block.having !== undefined || block.sort !== undefined) return undefined;
+  if (block.having !== undefined) return undefined;
   return splitUnion(block, planned, groups);
+}
+
+/**
+ * ORDER BY keys of a plain select as keys over its output (for the final fragment): ordinals, or
+ * names that denote exactly one output column. Undefined when a key needs an input column.
+ */
+function outputSortKeys(block: Block): string | undefined {
+  if (block.sort === undefined) return '';
+  const names = block.project.items.map((i) => (i.kind === 'Star' ? undefined : i.alias !== undefined ? i.alias.name.toLowerCase() : i.expr.kind === 'ColumnRef' ? i.expr.parts[i.expr.parts.length - 1]!.name.toLowerCase() : undefined));
+  if (block.project.items.some((i) => i.kind === 'Star')) return undefined;
+  const keys: string[] = [];
+  for (const k of block.sort.keys) {
+    let position: number;
+    if (k.expr.kind === 'NumberLiteral' && /^\d+$/.test(k.expr.text)) position = Number(k.expr.text);
+    else if (k.expr.kind === 'ColumnRef' && k.expr.parts.length === 1) {
+      const name = k.expr.parts[0]!.name.toLowerCase();
+      if (names.filter((n) => n === name).length !== 1) return undefined;
+      position = names.indexOf(name) + 1;
+    } else return undefined;
+    if (position < 1 || position > names.length) return undefined;
+    keys.push(`${position}${k.direction === undefined ? '' : ` ${k.direction}`}${k.nulls === undefined ? '' : ` NULLS ${k.nulls}`}`);
+  }
+  return ` ORDER BY ${keys.join(', ')}`;
 }
 
 /** Partial fragments over file groups; `body(relation)` is each one's SQL. */
@@ -207,16 +231,20 @@ function integerLiteral(e: Expr | undefined): bigint | undefined {
 }
 
 function splitUnion(block: Block, planned: PlannedScan, groups: readonly (readonly FileScanTask[])[]): FragmentPlan | undefined {
+  const order = outputSortKeys(block);
+  if (order === undefined) return undefined;
+  // Parts sort only to cut their LIMIT (top-N per part); the final fragment sorts the union.
   let partial: Relation = block.project;
-  let tail = '';
+  let tail = order;
   if (block.limit !== undefined) {
     const count = integerLiteral(block.limit.count);
     const offset = block.limit.offset === undefined ? 0n : integerLiteral(block.limit.offset);
     if ((block.limit.count !== undefined && count === undefined) || offset === undefined) return undefined;
     if (count !== undefined) {
       // Each part needs at most count + offset rows; the final fragment applies both.
-      partial = { ...block.limit, input: block.project, count: make('NumberLiteral', block.limit.span, { text: String(count + offset) }), offset: undefined };
-      tail = ` LIMIT ${count}`;
+      const sorted: Relation = block.sort === undefined ? block.project : { ...block.sort, input: block.project };
+      partial = { ...block.limit, input: sorted, count: make('NumberLiteral', block.limit.span, { text: String(count + offset) }), offset: undefined };
+      tail += ` LIMIT ${count}`;
     }
     if (offset > 0n) tail += ` OFFSET ${offset}`;
   }

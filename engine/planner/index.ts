@@ -1,5 +1,6 @@
 /**
- * Public surface of the planner (pure, synchronous, no I/O). The session drives it:
+ * Public surface of the planner (pure, synchronous, no I/O; `planQuery` is the loop at the edge that
+ * awaits the catalog and file loaders it is given). The session drives it:
  *
  *   parse → bindStatement (loop while it answers {kind:'needs'}: load those tables/views, add facts)
  *         → caller loads each bound scan's files (planScan(metadata, io, scan.selector).tasks)
@@ -7,8 +8,8 @@
  *
  * `refuseEngineStatement(sql)` turns DuckDB-only statements that did not parse into 42501.
  */
-export { bindQuery, bindStatement, scanPlaceholder, snapshotSelector, statementQuery, systemPlaceholder } from './bind.js';
-export type { BindRequest, BindResult, BoundQuery, BoundScan, BoundSystemScan, MissingFacts, RelationFacts, SystemTableFacts, TableFacts, ViewFacts } from './bind.js';
+export { bindQuery, bindStatement, looksLikeFilePath, scanPlaceholder, snapshotSelector, statementQuery, systemPlaceholder } from './bind.js';
+export type { BindRequest, BindResult, BoundQuery, BoundScan, BoundSystemScan, ForbiddenFacts, MissingFacts, RelationFacts, SystemTableFacts, TableFacts, ViewFacts } from './bind.js';
 export { checkIsolation, isFloeSetting, refuseEngineStatement } from './isolation.js';
 export { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS } from './function-allowlist.js';
 export { formatTableName, resolveTableName, tableKey, isSystemTableName, SYSTEM_SCHEMA } from './names.js';
@@ -32,3 +33,5 @@ export function summaryEstimate(query: BoundQuery): number {
   return query.scans.reduce((n, s) => n + (summaryRecords(s.snapshot?.summary) ?? 0), 0);
 }
 export { explainPlan } from './explain.js';
+export { planQuery } from './plan-query.js';
+export type { PlannedQuery, PlanningSource, PlanQueryOptions } from './plan-query.js';

@@ -29,7 +29,14 @@ t.test('literals convert only when the comparison is exact', async (t) => {
   t.equal(lit("DATE '1970-01-02'", Types.date), 1);
   t.equal(lit("CAST('1970-01-02' AS DATE)", Types.date), 1);
   t.equal(lit("'1970-01-02'", Types.date), 1);
-  t.equal(lit("DATE '1970-01-02' + INTERVAL 1 DAY", Types.date), undefined, 'arithmetic is not folded');
+  t.equal(lit("DATE '1970-01-02' + INTERVAL 1 DAY", Types.date), 2, 'date + interval folds (a midnight TIMESTAMP)');
+  t.equal(lit("DATE '1970-01-02' + INTERVAL 1 HOUR", Types.date), undefined, 'not midnight: a date column compares differently');
+  t.equal(lit("DATE '1970-01-02' + INTERVAL 1 HOUR", Types.timestamp), 86_400_000_000n + 3_600_000_000n);
+  t.equal(lit("DATE '1970-01-31' + INTERVAL '1' MONTH", Types.date), 58, 'clamped to Feb 28th');
+  t.equal(lit("DATE '1994-01-01' + INTERVAL '1 year'", Types.date), 9131, '1995-01-01');
+  t.equal(lit("CAST('1970-01-10' AS DATE) - 3", Types.date), 6);
+  t.equal(lit("DATE '1970-01-10' * 3", Types.date), undefined);
+  t.equal(lit('x + INTERVAL 1 DAY', Types.date), undefined);
   t.equal(lit("TIMESTAMP '1970-01-01 00:00:01'", Types.timestamp), 1_000_000n);
   t.equal(lit("DATE '1970-01-02'", Types.timestamp), 86_400_000_000n);
   t.equal(lit("'1970-01-01 00:00:01+01'", Types.timestamp), undefined, 'a zoned literal against a naive column');

@@ -7,14 +7,16 @@
 import type { ComparisonOp, Expr } from '../../grammar/index.js';
 import type { IcebergValue } from '../../catalog/iceberg/conversions.js';
 import { parseDecimal } from '../../catalog/iceberg/conversions.js';
-import { parseDate, parseTimestampMicros } from '../../catalog/iceberg/datetime.js';
+import { civilFromDays, daysFromCivil, parseDate, parseTimestampMicros } from '../../catalog/iceberg/datetime.js';
 import type { PrimitiveType } from '../../catalog/iceberg/types.js';
 
 /** A pushed-down predicate on one top-level column (by field id), values in the column's Iceberg type. */
 export type ScanPredicate =
   | { readonly kind: 'compare'; readonly fieldId: number; readonly op: ComparisonOp; readonly value: IcebergValue }
   | { readonly kind: 'in'; readonly fieldId: number; readonly values: readonly IcebergValue[] }
-  | { readonly kind: 'is-null'; readonly fieldId: number; readonly negated: boolean };
+  | { readonly kind: 'is-null'; readonly fieldId: number; readonly negated: boolean }
+  /** `col LIKE 'prefix%'` on a string column (case-sensitive, byte order as DuckDB compares). */
+  | { readonly kind: 'starts-with'; readonly fieldId: number; readonly prefix: string };
 
 /** `a op b` ⇔ `b flip(op) a`. */
 export function flipComparison(op: ComparisonOp): ComparisonOp {
@@ -37,7 +39,93 @@ type Literal =
   | { readonly kind: 'string'; readonly value: string }
   | { readonly kind: 'boolean'; readonly value: boolean }
   | { readonly kind: 'date'; readonly value: string }
-  | { readonly kind: 'timestamp'; readonly value: string; readonly zoned: boolean };
+  | { readonly kind: 'timestamp'; readonly value: string; readonly zoned: boolean }
+  /** A folded `date ± integer` (DuckDB: a DATE). */
+  | { readonly kind: 'days'; readonly days: number }
+  /** A folded `date|timestamp ± interval` (DuckDB: a TIMESTAMP without zone). */
+  | { readonly kind: 'micros'; readonly micros: bigint };
+
+const MICROS_PER_DAY = 86_400_000_000n;
+const UNIT_MICROS: Readonly<Record<string, bigint>> = {
+  week: 7n * MICROS_PER_DAY, day: MICROS_PER_DAY, hour: 3_600_000_000n, minute: 60_000_000n, second: 1_000_000n, millisecond: 1_000n, microsecond: 1n,
+};
+
+/** An interval as months plus micros (DuckDB keeps months, days and micros; days are whole here). */
+function intervalOf(e: Expr): { readonly months: number; readonly micros: bigint } | undefined {
+  if (e.kind !== 'IntervalLiteral') return undefined;
+  let amount: string | undefined;
+  let unit: string | undefined = e.unit;
+  if (e.value.kind === 'NumberLiteral') amount = e.value.text;
+  else if (e.value.kind === 'StringLiteral') {
+    const m = /^\s*(-?\d+)\s*([a-z]*)\s*$/i.exec(e.value.value);
+    if (m === null) return undefined;
+    amount = m[1];
+    if (m[2] !== '') {
+      if (unit !== undefined) return undefined;
+      unit = m[2]!.toLowerCase().replace(/s$/, '');
+    }
+  }
+  if (amount === undefined || unit === undefined || !/^-?\d+$/.test(amount)) return undefined;
+  const n = BigInt(amount);
+  if (n > 1_000_000n || n < -1_000_000n) return undefined;
+  if (unit === 'year') return { months: Number(n) * 12, micros: 0n };
+  if (unit === 'month') return { months: Number(n), micros: 0n };
+  const per = UNIT_MICROS[unit];
+  return per === undefined ? undefined : { months: 0, micros: n * per };
+}
+
+/** Adds months to a day number as DuckDB does: the day of month is clamped to the month's last day. */
+function addMonths(days: number, months: number): number {
+  const d = civilFromDays(days);
+  const total = d.year * 12 + (d.month - 1) + months;
+  const year = Math.floor(total / 12);
+  const month = total - year * 12 + 1;
+  const last = daysFromCivil(month === 12 ? year + 1 : year, month === 12 ? 1 : month + 1, 1) - daysFromCivil(year, month, 1);
+  return daysFromCivil(year, month, Math.min(d.day, last));
+}
+
+/** Micros of a date or timestamp literal (naive), for interval arithmetic. */
+function baseMicros(l: Literal): bigint | undefined {
+  try {
+    if (l.kind === 'date') return BigInt(parseDate(l.value)) * MICROS_PER_DAY;
+    if (l.kind === 'days') return BigInt(l.days) * MICROS_PER_DAY;
+    if (l.kind === 'micros') return l.micros;
+    if (l.kind === 'timestamp' && !l.zoned) {
+      const t = timestampMicros(l.value);
+      return t.zoned ? undefined : t.micros;
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+/** `date|timestamp ± interval` and `date ± integer`, folded as DuckDB evaluates them. */
+function foldArithmetic(e: Extract<Expr, { kind: 'Binary' }>): Literal | undefined {
+  if (e.op !== '+' && e.op !== '-') return undefined;
+  const left = literalOf(e.left);
+  if (left === undefined) return undefined;
+  const sign = e.op === '+' ? 1 : -1;
+  if ((left.kind === 'date' || left.kind === 'days') && e.right.kind === 'NumberLiteral' && /^\d+$/.test(e.right.text)) {
+    const days = left.kind === 'days' ? left.days : (() => { try { return parseDate(left.value); } catch { return undefined; } })();
+    return days === undefined ? undefined : { kind: 'days', days: days + sign * Number(e.right.text) };
+  }
+  const interval = intervalOf(e.right);
+  const base = baseMicros(left);
+  if (interval === undefined || base === undefined) return undefined;
+  let micros = base;
+  if (interval.months !== 0) {
+    const day = Number(floorDivBig(micros, MICROS_PER_DAY));
+    const timeOfDay = micros - BigInt(day) * MICROS_PER_DAY;
+    micros = BigInt(addMonths(day, sign * interval.months)) * MICROS_PER_DAY + timeOfDay;
+  }
+  return { kind: 'micros', micros: micros + BigInt(sign) * interval.micros };
+}
+
+function floorDivBig(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
+}
 
 /** The literal an expression denotes, when it is one (signed numbers, typed literals, casts of strings). */
 function literalOf(e: Expr): Literal | undefined {
@@ -56,6 +144,8 @@ function literalOf(e: Expr): Literal | undefined {
       if (e.op === '+') return inner;
       return { kind: 'number', text: inner.text.startsWith('-') ? inner.text.slice(1) : `-${inner.text}` };
     }
+    case 'Binary':
+      return foldArithmetic(e);
     case 'Cast': {
       if (e.try) return undefined;
       const inner = literalOf(e.expr);
@@ -132,8 +222,13 @@ export function literalForType(e: Expr, type: PrimitiveType): IcebergValue | und
         return lit.kind === 'boolean' ? lit.value : undefined;
       case 'date':
         if (lit.kind === 'date' || lit.kind === 'string') return /^-?\d{4,}-\d{2}-\d{2}$/.test(lit.value) ? parseDate(lit.value) : undefined;
+        if (lit.kind === 'days') return lit.days;
+        // A date column against a TIMESTAMP compares as midnight: exact only when the value is midnight.
+        if (lit.kind === 'micros') return lit.micros % MICROS_PER_DAY === 0n ? Number(lit.micros / MICROS_PER_DAY) : undefined;
         return undefined;
       case 'timestamp':
+        if (lit.kind === 'days') return BigInt(lit.days) * MICROS_PER_DAY;
+        if (lit.kind === 'micros') return lit.micros;
         if (lit.kind === 'date') return BigInt(parseDate(lit.value)) * 86_400_000_000n;
         if (lit.kind === 'string' || (lit.kind === 'timestamp' && !lit.zoned)) return naiveMicros(lit.value);
         return undefined;
@@ -149,4 +244,15 @@ export function literalForType(e: Expr, type: PrimitiveType): IcebergValue | und
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The fixed prefix of a LIKE pattern that is `prefix%` (one trailing `%`, no other wildcard, no
+ * escape), or undefined. `'abc'` without `%` is equality and `'%x'` has no prefix: neither is pushed.
+ */
+export function likePrefix(pattern: string): string | undefined {
+  if (!pattern.endsWith('%')) return undefined;
+  const prefix = pattern.slice(0, -1);
+  if (prefix.length === 0 || /[%_\\]/.test(prefix)) return undefined;
+  return prefix;
 }

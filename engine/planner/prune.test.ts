@@ -21,7 +21,7 @@ type Row = ReadonlyMap<number, IcebergValue | null>;
 const PARTITION_CHOICES: readonly { sourceId: number; transform: Transform }[] = [
   { sourceId: 1, transform: Transforms.identity }, { sourceId: 1, transform: Transforms.bucket(4) }, { sourceId: 1, transform: Transforms.truncate(10) },
   { sourceId: 2, transform: Transforms.bucket(3) }, { sourceId: 2, transform: Transforms.truncate(7) }, { sourceId: 2, transform: Transforms.identity },
-  { sourceId: 3, transform: Transforms.identity }, { sourceId: 3, transform: Transforms.truncate(1) }, { sourceId: 3, transform: Transforms.bucket(2) },
+  { sourceId: 3, transform: Transforms.identity }, { sourceId: 3, transform: Transforms.truncate(1) }, { sourceId: 3, transform: Transforms.truncate(2) }, { sourceId: 3, transform: Transforms.bucket(2) },
   { sourceId: 4, transform: Transforms.year }, { sourceId: 4, transform: Transforms.month }, { sourceId: 4, transform: Transforms.day },
   { sourceId: 5, transform: Transforms.void },
 ];
@@ -44,6 +44,7 @@ const predicateArb: fc.Arbitrary<ScanPredicate> = fc.integer({ min: 1, max: 5 })
     { weight: 5, arbitrary: fc.record({ op: fc.constantFrom(...OPS), value: lit }).map(({ op, value }): ScanPredicate => ({ kind: 'compare', fieldId, op, value })) },
     { weight: 2, arbitrary: fc.array(lit, { minLength: 1, maxLength: 3 }).map((values): ScanPredicate => ({ kind: 'in', fieldId, values })) },
     { weight: 1, arbitrary: fc.boolean().map((negated): ScanPredicate => ({ kind: 'is-null', fieldId, negated })) },
+    { weight: fieldId === 3 ? 4 : 0, arbitrary: fc.constantFrom('a', 'ab', 'b', 'é', 'z', 'abc', 'ba').map((prefix): ScanPredicate => ({ kind: 'starts-with', fieldId: 3, prefix })) },
   );
 });
 
@@ -55,6 +56,7 @@ function rowMatches(row: Row, p: ScanPredicate): boolean {
   if (v === null) return false;
   const c = (x: IcebergValue): number => compareValues(type, v, x);
   if (p.kind === 'in') return p.values.some((x) => c(x) === 0);
+  if (p.kind === 'starts-with') return typeof v === 'string' && v.startsWith(p.prefix);
   const r = c(p.value);
   switch (p.op) {
     case '=': return r === 0;

@@ -73,7 +73,24 @@ function metricsMayMatch(file: DataFile, p: ScanPredicate, type: PrimitiveType):
     return true;
   }
   if (p.kind === 'in') return p.values.some((v) => rangeMayMatch(type, '=', v, lower, upper));
+  if (p.kind === 'starts-with') return prefixMayMatch(p.prefix, lower as string | undefined, upper as string | undefined);
   return rangeMayMatch(type, p.op, p.value, lower, upper);
+}
+
+/** UTF-8 byte order, as DuckDB compares strings. */
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/**
+ * Whether some string in [lower, upper] starts with `prefix`. Strings with the prefix form one
+ * interval starting at `prefix`; the range misses it when it ends below `prefix` or starts above
+ * every string with the prefix (above `prefix` without starting with it).
+ */
+function prefixMayMatch(prefix: string, lower: string | undefined, upper: string | undefined): boolean {
+  if (upper !== undefined && compareBytes(upper, prefix) < 0) return false;
+  if (lower !== undefined && compareBytes(lower, prefix) > 0 && !lower.startsWith(prefix)) return false;
+  return true;
 }
 
 /** Whether `t` preserves order (x ≤ y ⇒ t(x) ≤ t(y)), so range predicates project onto it. */
@@ -106,6 +123,14 @@ function partitionMayMatch(t: Transform, source: PrimitiveType, part: IcebergVal
     return tv === undefined || cmp(part, tv) === 0;
   };
   if (p.kind === 'in') return p.values.some(equalMayMatch);
+  if (p.kind === 'starts-with') {
+    if (typeof part !== 'string') return true;
+    if (t.kind === 'identity') return part.startsWith(p.prefix);
+    if (t.kind !== 'truncate') return true;
+    // truncate[W] keeps the first W code points: W within the prefix fixes the value, else it starts with the prefix.
+    const codePoints = [...p.prefix];
+    return codePoints.length >= t.width ? part === codePoints.slice(0, t.width).join('') : part.startsWith(p.prefix);
+  }
   if (p.op === '=') return equalMayMatch(p.value);
   if (t.kind === 'identity') return rangeMayMatch(resultType, p.op, p.value, part, part);
   if (!isMonotone(t) || p.op === '<>') return true;

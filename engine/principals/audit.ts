@@ -5,7 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SqlExecutor } from '../../catalog/store/meta-store.js';
+import { floeError } from '../../grammar/errors.js';
 import { eventAlias, subscriptionMatches, type AuditEventType } from './events.js';
+import { TENANT_ADMIN_ROLE } from './principals.js';
 
 export interface AuditEntry {
   readonly tenantId: string;
@@ -54,4 +56,26 @@ export async function recordAudit(tx: SqlExecutor, e: AuditEntry): Promise<strin
     );
   }
   return eventId;
+}
+
+/** The columns of `system.audit_log` (the spec's audit row plus the actor's name). */
+export const AUDIT_LOG_COLUMNS: readonly (readonly [string, string])[] = [
+  ['tenant_id', 'VARCHAR'], ['actor_id', 'UUID'], ['actor_name', 'VARCHAR'], ['target_id', 'UUID'], ['target_name', 'VARCHAR'],
+  ['event_type', 'VARCHAR'], ['details', 'JSON'], ['created_at', 'TIMESTAMP WITH TIME ZONE'],
+];
+
+/**
+ * Rows of `system.audit_log` for the query service: the caller's tenant only, newest first, and
+ * only for tenant_admin (PERMISSION_DENIED otherwise).
+ */
+export async function readAuditLog(db: SqlExecutor, who: { readonly tenantId: string; readonly roles: readonly string[] }, o: { readonly limit?: number; readonly since?: Date } = {}): Promise<{ columns: string[]; types: string[]; rows: unknown[][] }> {
+  if (!who.roles.includes(TENANT_ADMIN_ROLE)) throw floeError('PERMISSION_DENIED', { detail: `system.audit_log is readable by ${TENANT_ADMIN_ROLE} only` });
+  const limit = Math.max(1, Math.min(o.limit ?? 1000, 100_000));
+  const r = await db.query<{ tenant_id: string; actor_id: string | null; actor_name: string | null; target_id: string | null; target_name: string | null; event_type: string; details: unknown; created_at: Date }>(
+    `SELECT tenant_id, actor_id, actor_name, target_id, target_name, event_type, details, created_at FROM user_audit_log
+      WHERE tenant_id = $1 AND created_at >= $2 ORDER BY created_at DESC, id LIMIT $3`, [who.tenantId, o.since ?? new Date(0), limit]);
+  return {
+    columns: AUDIT_LOG_COLUMNS.map((c) => c[0]), types: AUDIT_LOG_COLUMNS.map((c) => c[1]),
+    rows: r.rows.map((x) => [x.tenant_id, x.actor_id, x.actor_name, x.target_id, x.target_name, x.event_type, JSON.stringify(x.details), x.created_at.toISOString()]),
+  };
 }

@@ -5,7 +5,8 @@
  *   if (isPrincipalStatement(stmt)) {
  *     if (!auth && !needsNoBearerToken(stmt)) → 401
  *     const ctx = { store, clock, tenantId: auth?.principal.tenantId, actor: auth && actorFromAuth(auth),
- *                   config: config.principals, webhooks: config.webhooks, secrets: state.principals.secrets };
+ *                   config: config.principals, webhooks: config.webhooks, secrets: state.principals.secrets,
+ *                   passwords: state.principals.passwords };
  *     return executePrincipalStatement(ctx, stmt);   // FloeError on refusal
  *   }
  *
@@ -29,11 +30,11 @@ export { authenticatePat, verifyKeypairAssertion } from './credentials.js';
 export { WebhookWorker, replayFailedDeliveries, nextDeliveryState, signBody, RETRY_BACKOFF_MS, MAX_ATTEMPTS } from './webhook-worker.js';
 export { PrincipalMaintenance, AUDIT_MONTHS_AHEAD } from './maintenance.js';
 export { SecretBox, openSecretBox } from './secret-box.js';
-export { hashPassword, verifyPassword, setPasswordPolicy, loadPasswordPolicy, DEFAULT_PASSWORD_POLICY, policyViolations } from './passwords.js';
+export { PasswordHasher, hashPassword, verifyPassword, setPasswordPolicy, loadPasswordPolicy, DEFAULT_PASSWORD_POLICY, policyViolations } from './passwords.js';
 export type { PasswordPolicy } from './passwords.js';
 export { EVENT_ALIASES, AUDIT_EVENT_TYPES, subscriptionMatches, eventAlias } from './events.js';
 export type { AuditEventType } from './events.js';
-export { recordAudit } from './audit.js';
+export { recordAudit, readAuditLog, AUDIT_LOG_COLUMNS } from './audit.js';
 export { newPat, isWellFormedPat, PAT_PREFIX, INVITATION_PREFIX } from './token-format.js';
 export { matchTotp, totpCode, newTotpSecret, totpUri } from './totp.js';
 export { validatePublicKey } from './keypairs.js';

@@ -3,7 +3,7 @@
  * at a time (others skip that round): audit partitions 24 months ahead (hourly), audit retention
  * (daily, seven years by default; the catch-all partition is never dropped), the archive sweeper
  * (DEACTIVATED users past the retention window are tombstoned unless under legal hold or
- * bootstrap principals) and expired jwt-bearer jti rows. Time comes from the injected clock.
+ * bootstrap principals) and expired jwt-bearer jti and used-TOTP rows. Time comes from the injected clock.
  */
 import type { MetaStore, SqlExecutor } from '../../catalog/store/meta-store.js';
 import { recordAudit } from './audit.js';
@@ -57,6 +57,8 @@ export class PrincipalMaintenance {
         await recordAudit(tx, { tenantId: p.tenant_id, actor: undefined, target: { id: p.id, name: tombstone }, type: 'archive_user', details: { retention_days: this.config.archive_retention_days }, at: now });
       }
       await tx.query('DELETE FROM jwt_bearer_jtis WHERE expires_at < $1', [now]);
+      // Used TOTP steps matter only while the code could still verify (±1 step); keep a day.
+      await tx.query('DELETE FROM mfa_used_codes WHERE used_at < $1', [new Date(now.getTime() - 24 * HOUR_MS)]);
       return due.map((p) => p.id);
     });
     return r ?? [];

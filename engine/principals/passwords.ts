@@ -4,6 +4,7 @@
  * event loop. Hashes are stored as canonical PHC strings (`$argon2id$v=19$m=65536,t=3,p=1$…`).
  */
 import argon2 from 'argon2';
+import { availableParallelism } from 'node:os';
 import type { SqlExecutor } from '../../catalog/store/meta-store.js';
 import { COMMON_PASSWORDS } from './common-passwords.js';
 
@@ -20,6 +21,40 @@ export async function verifyPassword(hash: string, password: string): Promise<bo
     return await argon2.verify(hash, password);
   } catch {
     return false;
+  }
+}
+
+/**
+ * Bounds how many Argon2id computations run at once (each takes a libuv thread and 64 MiB for
+ * ~0.1-0.3 s): a burst of sign-ins queues here instead of taking every core from query execution.
+ * 0 picks one less than the available cores (at least one).
+ */
+export class PasswordHasher {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  readonly maxConcurrent: number;
+
+  constructor(maxConcurrent = 0) {
+    this.maxConcurrent = maxConcurrent > 0 ? maxConcurrent : Math.max(1, availableParallelism() - 1);
+  }
+
+  hash(password: string): Promise<string> {
+    return this.gate(() => hashPassword(password));
+  }
+
+  verify(hash: string, password: string): Promise<boolean> {
+    return this.gate(() => verifyPassword(hash, password));
+  }
+
+  private async gate<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.maxConcurrent) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
   }
 }
 

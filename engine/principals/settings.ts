@@ -5,6 +5,7 @@
  */
 import type { MetaStore } from '../../catalog/store/meta-store.js';
 import type { PrincipalKind } from './principals.js';
+import type { PasswordHasher } from './passwords.js';
 import type { SecretBox } from './secret-box.js';
 
 export interface PrincipalsConfig {
@@ -28,6 +29,8 @@ export interface PrincipalsConfig {
   readonly totp_issuer: string;
   /** Run the webhook worker and the maintenance timers in this process. */
   readonly background_jobs: boolean;
+  /** Argon2id computations at once; 0: one less than the cores (so sign-ins never take every core). */
+  readonly password_hash_concurrency: number;
 }
 
 export interface WebhooksConfig {
@@ -52,6 +55,7 @@ export const DEFAULT_PRINCIPALS_CONFIG: PrincipalsConfig = {
   audit_retention_days: 2557,
   totp_issuer: 'Floe',
   background_jobs: true,
+  password_hash_concurrency: 0,
 };
 
 export const DEFAULT_WEBHOOKS_CONFIG: WebhooksConfig = {
@@ -83,6 +87,11 @@ export interface Actor {
   readonly authTime: number;
   readonly authMethod: string;
   readonly restriction: TokenRestriction | undefined;
+  /**
+   * The token's scopes: a PAT a principal creates for itself cannot exceed them. Absent (callers
+   * built before this field): no bound beyond the known scopes — pass them.
+   */
+  readonly scopes?: readonly string[] | undefined;
 }
 
 export interface PrincipalContext {
@@ -94,6 +103,11 @@ export interface PrincipalContext {
   readonly config: PrincipalsConfig;
   readonly webhooks: WebhooksConfig;
   readonly secrets: SecretBox;
+  /**
+   * The process's Argon2id gate (state.principals.passwords). Absent: an ungated hasher per
+   * statement (works, but bursts are not bounded across statements) — pass it.
+   */
+  readonly passwords?: PasswordHasher | undefined;
 }
 
 /** What a statement returns: the /api/query result shape. */
@@ -123,5 +137,6 @@ export function actorFromAuth(auth: AuthenticatedLike): Actor {
     id: p.id, name: p.name, kind: p.kind, roles: p.roles,
     amr: auth.claims.amr, authTime: auth.claims.auth_time, authMethod: auth.claims.auth_method,
     restriction: tokenRestriction(auth.claims.scope),
+    scopes: auth.claims.scope.split(' ').filter((w) => w.length > 0 && !w.startsWith(RESTRICTION_SCOPE_PREFIX)),
   };
 }

@@ -6,7 +6,7 @@
  * is LOCKED for `lockout_seconds` (derived, never stored); a success resets the count.
  */
 import type { MetaStore } from '../../catalog/store/meta-store.js';
-import { loadPasswordPolicy, verifyPassword, DUMMY_PASSWORD_HASH } from './passwords.js';
+import { loadPasswordPolicy, DUMMY_PASSWORD_HASH, type PasswordHasher } from './passwords.js';
 import { loadPrincipalAuthState, TENANT_ADMIN_ROLE, type PrincipalAuthState, type PrincipalStatus } from './principals.js';
 import type { Clock, PrincipalsConfig, TokenRestriction } from './settings.js';
 import { matchTotp } from './totp.js';
@@ -30,7 +30,7 @@ interface Candidate {
   hash: string | null; mfa_secret: string | null; mfa_verified: Date | null; is_admin: boolean;
 }
 
-export async function signIn(store: MetaStore, clock: Clock, config: PrincipalsConfig, secrets: SecretBox, req: SignInRequest): Promise<SignInOutcome> {
+export async function signIn(store: MetaStore, clock: Clock, config: PrincipalsConfig, secrets: SecretBox, passwords: PasswordHasher, req: SignInRequest): Promise<SignInOutcome> {
   const now = clock.now();
   const c = (await store.query<Candidate>(
     `SELECT p.id, p.status, p.login_failures, p.last_failed_login_at, p.must_change_password, pw.hash,
@@ -39,7 +39,7 @@ export async function signIn(store: MetaStore, clock: Clock, config: PrincipalsC
        FROM principals p LEFT JOIN principal_passwords pw ON pw.principal_id = p.id LEFT JOIN principal_mfa m ON m.principal_id = p.id
       WHERE p.tenant_id = $1 AND lower(p.name) = lower($2) AND p.kind = 'user' AND p.status <> 'EXPUNGED'`,
     [req.tenantId, req.username, TENANT_ADMIN_ROLE])).rows[0];
-  const passwordOk = await verifyPassword(c?.hash ?? DUMMY_PASSWORD_HASH, req.password);
+  const passwordOk = await passwords.verify(c?.hash ?? DUMMY_PASSWORD_HASH, req.password);
   if (!c || c.hash === null) return { kind: 'refused' };
   const locked = c.login_failures >= config.lockout_threshold && c.last_failed_login_at !== null && c.last_failed_login_at.getTime() + config.lockout_seconds * 1000 > now;
   if (locked) return { kind: 'refused' };

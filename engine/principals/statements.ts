@@ -17,7 +17,7 @@ import { unreachable, type Ident, type Statement, type UserField, type UserOptio
 import { recordAudit } from './audit.js';
 import { isKnownEventSelector, type AuditEventType } from './events.js';
 import { validatePublicKey } from './keypairs.js';
-import { hashPassword, loadPasswordPolicy, policyViolations, verifyPassword, type PasswordPolicy } from './passwords.js';
+import { loadPasswordPolicy, PasswordHasher, policyViolations, type PasswordPolicy } from './passwords.js';
 import { TENANT_ADMIN_ROLE, type PrincipalKind, type PrincipalStatus } from './principals.js';
 import { isTenantAdmin, loadManagePrivileges, privilegeName, type ManagePrivilegeName } from './privileges.js';
 import { ALL_SCOPES, isScope } from './scopes.js';
@@ -184,6 +184,10 @@ async function hasPassword(db: SqlExecutor, id: string): Promise<boolean> {
 function lockedAt(row: PrincipalRow, ctx: PrincipalContext, nowMs: number): boolean {
   if (row.login_failures < ctx.config.lockout_threshold || !row.last_failed_login_at) return false;
   return row.last_failed_login_at.getTime() + ctx.config.lockout_seconds * 1000 > nowMs;
+}
+
+function hasherOf(ctx: PrincipalContext): PasswordHasher {
+  return ctx.passwords ?? new PasswordHasher();
 }
 
 // ------------------------------------------------------------------ authorization
@@ -555,11 +559,11 @@ async function checkPasswordAgainstPolicy(policy: PasswordPolicy, password: stri
 }
 
 /** No reuse of the current and the last N hashes (verified in parallel on the thread pool). */
-async function checkHistory(db: SqlExecutor, policy: PasswordPolicy, principalId: string, password: string): Promise<void> {
+async function checkHistory(db: SqlExecutor, hasher: PasswordHasher, policy: PasswordPolicy, principalId: string, password: string): Promise<void> {
   if (policy.historyCount <= 0) return;
   const current = (await db.query<{ hash: string }>('SELECT hash FROM principal_passwords WHERE principal_id = $1', [principalId])).rows.map((r) => r.hash);
   const earlier = (await db.query<{ hash: string }>('SELECT hash FROM password_history WHERE principal_id = $1 ORDER BY created_at DESC LIMIT $2', [principalId, policy.historyCount])).rows.map((r) => r.hash);
-  const matches = await Promise.all([...current, ...earlier].map((h) => verifyPassword(h, password)));
+  const matches = await Promise.all([...current, ...earlier].map((h) => hasher.verify(h, password)));
   if (matches.some(Boolean)) throw floeError('PASSWORD_POLICY', { detail: `it must differ from the last ${policy.historyCount} passwords` });
 }
 
@@ -598,7 +602,7 @@ async function createUser(run: Run, nameIdent: Ident, ifNotExists: boolean, o: U
   let hash: string | undefined;
   if (o.password !== undefined) {
     await checkPasswordAgainstPolicy(await loadPasswordPolicy(ctx.store, run.tenantId), o.password, name);
-    hash = await hashPassword(o.password);
+    hash = await hasherOf(ctx).hash(o.password);
   }
   return ctx.store.transaction(async (tx) => {
     requirePrivilege(await authorityOf(tx, actor), 'MANAGE USERS', 'CREATE USER');
@@ -639,8 +643,8 @@ async function alterUserSet(run: Run, nameIdent: Ident, o: UserOptions): Promise
     await requireManageableUser(ctx.store, a, target, 'set the password of');
     policy = await loadPasswordPolicy(ctx.store, run.tenantId);
     await checkPasswordAgainstPolicy(policy, o.password, target.name);
-    await checkHistory(ctx.store, policy, target.id, o.password);
-    hash = await hashPassword(o.password);
+    await checkHistory(ctx.store, hasherOf(ctx), policy, target.id, o.password);
+    hash = await hasherOf(ctx).hash(o.password);
   }
   return ctx.store.transaction(async (tx) => {
     const a = await authorityOf(tx, actor);
@@ -719,11 +723,11 @@ async function alterSelfPassword(run: Run, newPassword: string, oldPassword: str
   const me = await findById(ctx.store, actor.id);
   if (!me) throw floeError('NOT_FOUND', { what: 'the signed-in user' });
   const current = (await ctx.store.query<{ hash: string }>('SELECT hash FROM principal_passwords WHERE principal_id = $1', [me.id])).rows[0];
-  if (!current || !await verifyPassword(current.hash, oldPassword)) throw floeError('PERMISSION_DENIED', { detail: 'the OLD PASSWORD is not correct' });
+  if (!current || !await hasherOf(ctx).verify(current.hash, oldPassword)) throw floeError('PERMISSION_DENIED', { detail: 'the OLD PASSWORD is not correct' });
   const policy = await loadPasswordPolicy(ctx.store, run.tenantId);
   await checkPasswordAgainstPolicy(policy, newPassword, me.name);
-  await checkHistory(ctx.store, policy, me.id, newPassword);
-  const hash = await hashPassword(newPassword);
+  await checkHistory(ctx.store, hasherOf(ctx), policy, me.id, newPassword);
+  const hash = await hasherOf(ctx).hash(newPassword);
   return ctx.store.transaction(async (tx) => {
     const u = await findById(tx, me.id, true);
     if (!u || u.status !== 'ACTIVE') throw floeError('INVALID_STATE', { detail: 'the user is not ACTIVE' });
@@ -747,7 +751,7 @@ async function redeemInvitation(ctx: PrincipalContext, token: string, password: 
   if (!found) throw floeError('INVALID_INVITATION');
   const policy = await loadPasswordPolicy(ctx.store, found.tenant_id);
   await checkPasswordAgainstPolicy(policy, password, found.name);
-  const hash = await hashPassword(password);
+  const hash = await hasherOf(ctx).hash(password);
   return ctx.store.transaction(async (tx) => {
     const inv = await find(tx, true);
     if (!inv) throw floeError('INVALID_INVITATION');
@@ -953,11 +957,19 @@ async function createPat(run: Run, nameIdent: Ident, forUser: Ident | undefined,
   const name = identName(nameIdent);
   checkName('personal access token', name);
   const ttlMs = parsePatTtl(ttl, ctx.config.pat_max_ttl_days);
-  const words = scope === undefined ? [...ALL_SCOPES] : [...new Set(scope.split(/\s+/).filter((w) => w.length > 0))];
-  const bad = words.filter((w) => !isScope(w));
-  if (bad.length > 0 || words.length === 0) throw floeError('INVALID_PARAMETER', { name: 'SCOPE', detail: bad.length > 0 ? `unknown scope ${bad.join(', ')} (known: ${ALL_SCOPES.join(' ')})` : 'must name at least one scope' });
+  const requested = scope === undefined ? undefined : [...new Set(scope.split(/\s+/).filter((w) => w.length > 0))];
+  const bad = requested?.filter((w) => !isScope(w)) ?? [];
+  if (bad.length > 0 || requested?.length === 0) throw floeError('INVALID_PARAMETER', { name: 'SCOPE', detail: bad.length > 0 ? `unknown scope ${bad.join(', ')} (known: ${ALL_SCOPES.join(' ')})` : 'must name at least one scope' });
   return ctx.store.transaction(async (tx) => {
     const owner = await patOwner(tx, run, forUser, 'CREATE PERSONAL ACCESS TOKEN');
+    // A PAT for oneself stays within the scopes of the token that creates it (no escalation from a
+    // narrow client to a wide PAT); an administrator issuing for another principal chooses freely.
+    const self = owner.id === run.actor.id;
+    const held = self && run.actor.scopes !== undefined ? ALL_SCOPES.filter((s) => run.actor.scopes!.includes(s)) : [...ALL_SCOPES];
+    const words = requested ?? held;
+    const beyond = words.filter((w) => !held.includes(w as (typeof ALL_SCOPES)[number]));
+    if (beyond.length > 0) throw floeError('PERMISSION_DENIED', { detail: `the PAT cannot carry scopes the creating token lacks: ${beyond.join(', ')}` });
+    if (words.length === 0) throw floeError('INVALID_PARAMETER', { name: 'SCOPE', detail: 'must name at least one scope' });
     if (owner.status !== 'ACTIVE') throw floeError('INVALID_STATE', { detail: `${owner.name} is ${owner.status}` });
     const dup = await tx.query('SELECT 1 FROM personal_access_tokens WHERE principal_id = $1 AND lower(name) = lower($2) AND revoked_at IS NULL', [owner.id, name]);
     if (dup.rows.length > 0) throw floeError('DUPLICATE_OBJECT', { kind: 'personal access token', name });

@@ -10,6 +10,7 @@ import {
   type PrincipalContext, type PrincipalsConfig, type SecretBox, type WebhooksConfig,
 } from '../principals/index.js';
 import type { RowSet, StatementContext } from './query-service.js';
+import type { PasswordHasher } from '../principals/passwords.js';
 
 export interface PrincipalStatementsOptions {
   readonly store: MetaStore;
@@ -17,13 +18,15 @@ export interface PrincipalStatementsOptions {
   readonly config: PrincipalsConfig;
   readonly webhooks: WebhooksConfig;
   readonly secrets: SecretBox;
+  /** The process's Argon2id gate, so hashing never starves query execution of threads. */
+  readonly passwords?: PasswordHasher;
 }
 
 export class PrincipalStatements {
   constructor(private readonly o: PrincipalStatementsOptions) {}
 
   private context(tenantId: string | undefined, actor: PrincipalContext['actor']): PrincipalContext {
-    return { store: this.o.store, clock: this.o.clock, tenantId, actor, config: this.o.config, webhooks: this.o.webhooks, secrets: this.o.secrets };
+    return { store: this.o.store, clock: this.o.clock, tenantId, actor, config: this.o.config, webhooks: this.o.webhooks, secrets: this.o.secrets, passwords: this.o.passwords };
   }
 
   async run(ctx: StatementContext, statement: Statement): Promise<RowSet> {

@@ -27,6 +27,7 @@ import type { WorkloadManager, QueryLease } from '../wlm/index.js';
 import type { SystemTableProvider } from '../system/provider.js';
 import { rowsSql } from '../system/rows-sql.js';
 import { catalogContextOf, sqlErrorOf } from './catalog-statements.js';
+import { guardDivisions } from './division-guard.js';
 import { viewerOf, type RowSet, type StatementContext } from './query-service.js';
 
 /** What classification reads of a statement: its plan features and estimated rows. */
@@ -70,10 +71,11 @@ export class QueryRunner {
     const systemTables = new Map<string, SystemTableFacts>([...this.o.systemTables].map(([name, p]) => [name, { columns: p.columns.map((c) => c.name) }]));
     const request = {
       defaults: { catalog: ctx.session.catalog, namespace: [ctx.session.schema] },
-      facts, systemTables, parse: (sql: string) => this.o.parser.parse(sql),
+      facts, systemTables, parse: (sql: string) => guardDivisions(this.o.parser.parse(sql)),
     };
+    const guarded = guardDivisions(statement);
     for (let round = 0; round < MAX_BIND_ROUNDS; round++) {
-      const r = bindStatement(statement, request);
+      const r = bindStatement(guarded, request);
       if (r.kind === 'bound') return r.query;
       await Promise.all(r.tables.map(async (name) => facts.set(tableKey(name), await this.load(ctx, name))));
     }

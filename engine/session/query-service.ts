@@ -24,6 +24,7 @@ import { unreachable } from '../../grammar/ir.js';
 import type { QueryHistory, QueryLifecycle } from '../history/query-history.js';
 import { HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT } from '../history/query-history.js';
 import { statementAllowedUnderRestriction, tokenRestriction } from '../principals/index.js';
+import { refuseEngineStatement } from '../planner/isolation.js';
 import type { SystemViewer } from '../system/provider.js';
 
 /** Who runs the statement, as the auth hook established it. */
@@ -158,7 +159,9 @@ export class QueryService {
       source: request.source ?? request.session?.['svc.query_source'] ?? null, warehouse: principal.defaultWarehouse,
     });
     try {
-      if (!parsed.ok) throw parsed.error;
+      // DuckDB statements Floe refuses (ATTACH, INSTALL, COPY … TO, FROM 'file.csv', …) do not parse;
+      // they answer 42501 like every other escape attempt, not 42601.
+      if (!parsed.ok) throw refuseEngineStatement(request.sql) ?? parsed.error;
       const session = this.sessionOf(request);
       const timeoutMs = request.timeoutMs;
       if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > this.o.maxTimeoutMs)) {

@@ -88,10 +88,10 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
         }
         throw e;
       }
-      // A client that goes away cancels its statement.
+      // A client that goes away cancels its statement. (The request stream's own 'close' fires as
+      // soon as the body has been read; the response's fires when the connection goes, or after
+      // the answer was written: only the first case means the client left.)
       const abort = new AbortController();
-      // The response's 'close' (not the request's: that fires once the body is read) before it
-      // finished means the client went away.
       const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
       reply.raw.once('close', onClose);
       try {

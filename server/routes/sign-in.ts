@@ -21,6 +21,7 @@ import { RESTRICTION_SCOPE_PREFIX } from '../../engine/principals/settings.js';
 import { signIn } from '../../engine/principals/sign-in.js';
 import { DEFAULT_TENANT } from '../../engine/principals/bootstrap.js';
 import { ERRORS } from '../../grammar/errors.js';
+import { unreachable } from '../../grammar/ir.js';
 import type { FloeState } from '../state.js';
 import { sendWireError } from '../wire-errors.js';
 
@@ -62,7 +63,7 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
       reply.header('retry-after', String(wait));
       return sendWireError(reply, 'api', { status: 429, apiCode: 'NOT_AUTHENTICATED', message: `too many failed sign-ins from this address; retry in ${wait} s` });
     }
-    const outcome = await signIn(state.store, state.clock, state.config.principals, state.principals.secrets, { tenantId, username, password, totp });
+    const outcome = await signIn(state.store, state.clock, state.config.principals, state.principals.secrets, state.principals.passwords, { tenantId, username, password, totp });
     switch (outcome.kind) {
       case 'refused':
         state.failuresByAddress.recordFailure(addressKey);
@@ -79,6 +80,8 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
           ...(outcome.restriction ? { restriction: outcome.restriction } : {}),
         });
       }
+      default:
+        return unreachable(outcome);
     }
   });
 }

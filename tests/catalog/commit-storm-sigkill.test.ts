@@ -70,7 +70,7 @@ async function storm(backend: 'postgres' | 'pglite', t: Test): Promise<void> {
   const workers = Array.from({ length: WORKERS }, (_, w) => worker(w));
   // Kill once a good number of commits are through, while the others are in flight.
   const deadline = Date.now() + 20_000;
-  while ([...acknowledged.values()].reduce((n, a) => n + a.length, 0) < 60 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  while ([...acknowledged.values()].reduce((n, a) => n + a.length, 0) < 40 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   server.process.kill('SIGKILL');
   await new Promise((r) => server.process.once('exit', r));
   stop = true;

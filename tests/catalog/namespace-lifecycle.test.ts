@@ -137,6 +137,12 @@ t.test('config, catalogs and namespaces', async (t) => {
     t.equal((await acme.get(`${CAT}/namespaces`)).status, 404, 'another tenant\'s catalog does not exist for acme');
     t.equal((await acme.post('/v1/catalogs', { name: 'default', 'warehouse-location': 'file:///tmp/acme-wh' })).status, 201, 'same name in another tenant');
     t.same((await acme.get(`${CAT}/namespaces`)).body.namespaces, []);
+    t.equal((await acme.post('/v1/catalogs', { name: 'acmecat', 'warehouse-location': 'file:///tmp/acme-wh2' })).status, 201);
+    const acmeConfig = await server.app.inject({ method: 'GET', url: '/v1/config?warehouse=acmecat', headers: { authorization: `Bearer ${tok.json().access_token}` } });
+    t.equal(acmeConfig.statusCode, 200, 'a token selects its tenant in /v1/config');
+    t.equal(acmeConfig.json().overrides.prefix, 'acmecat');
+    t.equal((await server.app.inject({ method: 'GET', url: '/v1/config?warehouse=acmecat' })).statusCode, 404, 'without a token the default tenant is searched');
+    t.equal((await client.get('/v1/acmecat/namespaces')).status, 404, 'the default tenant cannot reach acme\'s catalog');
     t.ok(openApi().checked > 50);
   });
 });

@@ -6,7 +6,8 @@
  * conflict, copy-on-write deletes and merge-on-read position deletes.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import avro from 'avsc';
@@ -24,9 +25,10 @@ import type { PrimitiveType } from '../../catalog/iceberg/types.js';
 import { LocalFileIO } from '../../storage-creds/local-file-io.js';
 import { createExecutor } from '../../engine/exec/index.js';
 import {
-  appendWriteRequest, commitUpdates, dataFilesFromWritten, deleteFilesFromWritten, isMergeOnRead, positionDeleteWriteRequest, stageAppend, stageOverwrite, stageRowDelta,
+  appendWriteRequest, commitChange, commitUpdates, dataFilesFromWritten, deleteFilesFromWritten, isMergeOnRead, positionDeleteWriteRequest, stageAppend, stageOverwrite, stageRowDelta,
 } from '../../engine/iceberg-io/write.js';
-import type { StagedChange } from '../../engine/iceberg-io/write.js';
+import type { CommitPort, StagedChange } from '../../engine/iceberg-io/write.js';
+import { importFormatOf, importSourceSql } from '../../engine/iceberg-io/import.js';
 import type { TableScanInput } from '../../engine/fragments.js';
 import { scanRelation } from '../../engine/fragments.js';
 
@@ -274,4 +276,113 @@ t.test('an empty insert writes no files', async (t) => {
   t.equal(currentSnapshot(m1)!.summary.get('total-records'), '0');
   t.same(currentSchema(m1).fields.map((f) => f.name), ['id', 'name', 'amount', 'ts', 'grp']);
   t.equal(parseTimestampMicros('1970-01-01T00:00:00Z'), 0n);
+});
+
+t.test('truncated string statistics never become an upper bound', async (t) => {
+  const m0 = newTableMetadata({
+    schema: schema(0, [nestedField(1, 'id', Types.long, true), nestedField(2, 's', Types.string)]),
+    location: `file://${warehouse}/db/longstrings`,
+    now: Date.now(),
+  });
+  // DuckDB cuts string statistics at 256 bytes.
+  const m1 = await commit(m0, await append(m0, `SELECT x::BIGINT AS id, repeat('z', 300) || x::VARCHAR AS s FROM range(3) t(x) UNION ALL SELECT 9, 'a'`));
+  const [entry] = await liveEntries(m1);
+  t.notOk(entry!.data_file.upper_bounds.some((b) => b.key === 2), 'no upper bound for the truncated column');
+  t.equal(fromByteBuffer(Types.string, entry!.data_file.lower_bounds.find((b) => b.key === 2)!.value), 'a');
+  t.ok(entry!.data_file.upper_bounds.some((b) => b.key === 1), 'other columns keep theirs');
+});
+
+t.test('8 concurrent appends all land, re-based through conflicts', async (t) => {
+  const m0 = newTableMetadata({
+    schema: schema(0, [nestedField(1, 'id', Types.long, true), nestedField(2, 'writer', Types.int)]),
+    location: `file://${warehouse}/db/concurrent`,
+    now: Date.now(),
+  });
+  // A compare-and-swap catalog in memory: requirements checked against the current metadata.
+  let current = m0;
+  let conflicts = 0;
+  const port: CommitPort = {
+    load: async () => current,
+    commit: async (requirements, updates) => {
+      await new Promise((r) => setTimeout(r, 1));
+      if (checkRequirements(current, requirements).length > 0) {
+        conflicts++;
+        return 'conflict';
+      }
+      current = applyUpdates(current, updates, { now: Date.now() });
+      return current;
+    },
+  };
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, w) => {
+      const change = await append(m0, `SELECT (${w} * 1000 + x)::BIGINT AS id, ${w}::INTEGER AS writer FROM range(25) t(x)`);
+      await commitChange(io, port, change);
+    }),
+  );
+  t.ok(conflicts > 0, `${conflicts} conflicts were re-based`);
+  t.equal(current.snapshots.length, 8);
+  t.equal(currentSnapshot(current)!.summary.get('total-records'), '200');
+  const entries = await liveEntries(current);
+  t.equal(entries.length, 8);
+  const files = entries.map((e) => `'${e.data_file.file_path.replace(/^file:\/\//, '')}'`).join(', ');
+  const r = (await conn.runAndReadAll(`SELECT count(DISTINCT id), count(DISTINCT writer) FROM read_parquet([${files}])`)).getRowsJS();
+  t.same(r, [[200n, 8n]]);
+  t.same(parseTableMetadata(serializeTableMetadata(current)), current);
+});
+
+t.test('importing a dbgen .tbl.gz file through the staging folder', async (t) => {
+  const m0 = newTableMetadata({
+    schema: schema(0, [
+      nestedField(1, 'n_nationkey', Types.int, true),
+      nestedField(2, 'n_name', Types.string),
+      nestedField(3, 'n_regionkey', Types.int),
+      nestedField(4, 'n_comment', Types.string),
+    ]),
+    location: `file://${warehouse}/db/nation`,
+    now: Date.now(),
+  });
+  const source = path.resolve(fileURLToPath(new URL('../../../', import.meta.url)), '../shared/data/tpch/sf0.01/nation.tbl.gz');
+  const staged = path.join(exec.stagingDirectory, 'nation.tbl.gz');
+  copyFileSync(source, staged);
+  t.equal(importFormatOf(staged), 'tbl');
+  const { request, dataLocation } = appendWriteRequest(m0, importSourceSql(staged, currentSchema(m0), 'tbl'), []);
+  const written = await exec.write(request);
+  rmSync(staged);
+  const m1 = await commit(m0, await stageAppend(io, m0, dataFilesFromWritten(m0, written.files, dataLocation)));
+  t.equal(currentSnapshot(m1)!.summary.get('total-records'), '25');
+  const file = written.files[0]!.path;
+  const r = (await conn.runAndReadAll(`SELECT n_nationkey, n_name FROM read_parquet('${file}') ORDER BY 1 LIMIT 2`)).getRowsJS();
+  t.same(r, [[0, 'ALGERIA'], [1, 'ARGENTINA']]);
+  t.equal(importFormatOf('x.parquet'), 'parquet');
+  t.equal(importFormatOf('x.csv.gz'), 'csv');
+  t.equal(importFormatOf('x.json'), undefined);
+});
+
+t.test('format v1 tables: appends and copy-on-write, no sequence numbers', async (t) => {
+  const m0 = newTableMetadata({
+    schema: schema(0, [nestedField(1, 'id', Types.long, true), nestedField(2, 'k', Types.int)]),
+    partitionSpec: { fields: [{ sourceId: 2, name: 'k', transform: Transforms.identity }] },
+    location: `file://${warehouse}/db/v1table`,
+    formatVersion: 1,
+    now: Date.now(),
+  });
+  t.equal(m0.formatVersion, 1);
+  const m1 = await commit(m0, await append(m0, 'SELECT x::BIGINT AS id, (x % 2)::INTEGER AS k FROM range(10) t(x)'));
+  const m2 = await commit(m1, await append(m1, 'SELECT x::BIGINT AS id, (x % 2)::INTEGER AS k FROM range(10, 20) t(x)'));
+  t.equal(currentSnapshot(m2)!.sequenceNumber, 0);
+  t.equal(currentSnapshot(m2)!.summary.get('total-records'), '20');
+  const { scan, plan } = await scanOf(m2, true);
+  t.equal(plan.tasks.length, 4);
+  const hit = await exec.execute({ fragments: [{ id: 0, sql: 'SELECT DISTINCT __floe_file_path FROM __floe_scan_0 WHERE id = 3', scans: [scan], inputs: [] }] });
+  const paths = new Set(hit.rows.map((r) => String(r[0])));
+  const rewrite: TableScanInput = { ...scan, rowPositions: false, tasks: plan.tasks.filter((x) => paths.has(x.file.filePath)) };
+  const { request, dataLocation } = appendWriteRequest(m2, 'SELECT * FROM __floe_scan_0 WHERE id <> 3', [rewrite]);
+  const written = await exec.write(request);
+  const m3 = await commit(m2, await stageOverwrite(io, m2, paths, dataFilesFromWritten(m2, written.files, dataLocation)));
+  t.equal(currentSnapshot(m3)!.summary.get('total-records'), '19');
+  const after = await scanOf(m3);
+  const r = await exec.execute({ fragments: [{ id: 0, sql: 'SELECT count(*), sum(id) FROM __floe_scan_0', scans: [after.scan], inputs: [] }] });
+  t.same(r.rows, [[19, 190 - 3]]);
+  t.same(parseTableMetadata(serializeTableMetadata(m3)), m3);
+  await t.rejects(stageRowDelta(io, m3, [], []), { code: 'UNSUPPORTED_STATEMENT' }, 'merge-on-read needs v2');
 });

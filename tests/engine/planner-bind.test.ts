@@ -98,6 +98,7 @@ t.test('views: nesting, defaults, column names, cycles', async (t) => {
   facts.set(tableKey(name('v3')), { kind: 'view', sql: 'SELECT r_name FROM region', columnNames: ['region_name'] });
   facts.set(tableKey(name('loop_a')), { kind: 'view', sql: 'SELECT * FROM loop_b' });
   facts.set(tableKey(name('loop_b')), { kind: 'view', sql: 'SELECT * FROM loop_a' });
+  facts.set(tableKey(name('broken')), { kind: 'view', sql: 'SELEC nonsense' });
   const req = tpchRequest(parser, facts);
   const q = bound('SELECT who FROM reports.v2', req);
   t.same(q.scans.map((s) => s.table.name), ['nation']);
@@ -106,6 +107,7 @@ t.test('views: nesting, defaults, column names, cycles', async (t) => {
   bound('SELECT region_name FROM v3', req);
   t.equal(errorOf(() => bound('SELECT r_name FROM v3', req))?.sqlState, '42703', 'the view renames the column');
   t.equal(errorOf(() => bound('SELECT * FROM loop_a', req))?.code, 'INVALID_STATE');
+  t.match(errorOf(() => bound('SELECT * FROM broken', req))?.message, /view lake\.tpch\.broken cannot be parsed: syntax error/);
   t.equal(errorOf(() => bound('SELECT * FROM v1 FOR VERSION AS OF 1', req))?.code, 'INVALID_PARAMETER');
 });
 
@@ -174,11 +176,28 @@ t.test('projection: the columns each scan reads', async (t) => {
 });
 
 t.test('predicates pushed to scans (inner sides only)', async (t) => {
-  const preds = (sql: string): unknown[] => bound(sql).scans.map((s) => s.predicates.map((p) => p.kind === 'compare' ? `${p.fieldId}${p.op}${String(p.value)}` : p.kind === 'in' ? `${p.fieldId} in ${p.values.length}` : `${p.fieldId} null ${p.negated}`));
+  const preds = (sql: string): unknown[] => bound(sql).scans.map((s) => s.predicates.map((p) => p.kind === 'compare' ? `${p.fieldId}${p.op}${String(p.value)}` : p.kind === 'in' ? `${p.fieldId} in ${p.values.length}` : p.kind === 'is-null' ? `${p.fieldId} null ${p.negated}` : `${p.fieldId} like ${p.prefix}%`));
   t.same(preds("SELECT 1 FROM nation WHERE n_nationkey >= 3 AND 7 > n_nationkey AND n_name IN ('A', 'B') AND n_comment IS NOT NULL"), [['1>=3', '1<7', '2 in 2', '4 null true']]);
   t.same(preds('SELECT 1 FROM nation n LEFT JOIN region r ON n_regionkey = r_regionkey AND r_regionkey = 2 WHERE n_nationkey = 1 AND r_name IS NULL'), [['1=1'], ['1=2']]);
   t.same(preds('SELECT 1 FROM nation WHERE n_nationkey = 1 OR n_nationkey = 2'), [[]], 'OR is not pushed');
+  t.same(preds("SELECT 1 FROM nation WHERE n_name LIKE 'CAN%' AND n_comment LIKE '%x%' AND n_name NOT LIKE 'B%' AND n_name ILIKE 'c%' AND n_comment LIKE 'a_b%'"), [['2 like CAN%']], 'only case-sensitive prefix patterns');
   t.same(preds("SELECT 1 FROM orders WHERE o_orderdate BETWEEN DATE '1995-01-01' AND CAST('1995-12-31' AS DATE)"), [['5>=9131', '5<=9495']]);
+});
+
+t.test('predicates pass through derived tables and views that only rename and filter', async (t) => {
+  const facts = tpchFacts();
+  facts.set(tableKey(name('recent_orders')), { kind: 'view', sql: "SELECT o_orderkey AS k, o_orderdate, o_totalprice * 2 AS doubled FROM orders WHERE o_orderstatus = 'F'" });
+  facts.set(tableKey(name('order_totals')), { kind: 'view', sql: 'SELECT o_orderdate, sum(o_totalprice) AS total FROM orders GROUP BY o_orderdate' });
+  facts.set(tableKey(name('all_orders')), { kind: 'view', sql: 'SELECT * FROM orders' });
+  const req = tpchRequest(parser, facts);
+  const preds = (sql: string): string[][] => bound(sql, req).scans.map((s) => s.predicates.map((p) => (p.kind === 'compare' ? `${p.fieldId}${p.op}${String(p.value)}` : p.kind)));
+  t.same(preds("SELECT k FROM recent_orders WHERE o_orderdate >= DATE '1995-01-01' AND k < 100 AND doubled > 5"), [['3=F', '5>=9131', '1<100']], 'renamed columns map back; computed ones are not pushed');
+  t.same(preds("SELECT * FROM all_orders WHERE o_custkey = 7"), [['2=7']]);
+  t.same(preds("SELECT * FROM (SELECT o_custkey AS c FROM orders) AS d(cust) WHERE cust = 7"), [['2=7']], 'through alias column lists');
+  t.same(preds("SELECT * FROM order_totals WHERE o_orderdate = DATE '1995-01-01'"), [[]], 'not through an aggregate');
+  t.same(preds('SELECT * FROM (SELECT o_custkey FROM orders ORDER BY o_totalprice LIMIT 10) AS d WHERE o_custkey = 7'), [[]], 'not through ORDER BY … LIMIT');
+  t.same(preds('SELECT * FROM customer LEFT JOIN all_orders ON c_custkey = o_custkey WHERE o_orderkey = 5'), [[], []], 'not onto the null side of an outer join');
+  t.same(bound('SELECT * FROM (SELECT o_custkey, o_orderdate FROM orders) AS d', req).scans[0]!.columns, [2, 5], '* over a derived table reads only its columns');
 });
 
 t.test('classification from a bound query', async (t) => {

@@ -11,8 +11,15 @@ import { tpchFacts, tpchRequest } from './planner-fixtures.js';
 
 const parser = new Parser();
 
+/** TPC-H facts, and another tenant's catalog, which the session answers as forbidden. */
+function withOtherTenant(): ReturnType<typeof tpchFacts> {
+  const facts = tpchFacts();
+  facts.set(tableKey({ catalog: 'other_tenant', namespace: ['sales'], name: 'orders' }), { kind: 'forbidden' });
+  return facts;
+}
+
 /** The error the planner gives a statement: from parsing, isolation or binding (undefined = accepted). */
-function refusal(sql: string, facts = tpchFacts()): FloeError | undefined {
+function refusal(sql: string, facts = withOtherTenant()): FloeError | undefined {
   const parsed = parser.tryParse(sql);
   if (!parsed.ok) return refuseEngineStatement(sql) ?? parsed.error;
   try {
@@ -86,6 +93,10 @@ const ESCAPES: readonly string[] = [
   "EXPLAIN SELECT * FROM read_text('/etc/passwd')",
   "SELECT version()",
   "SELECT load_extension('x')",
+  'SELECT * FROM "/etc/passwd"',
+  'SELECT * FROM "data.csv"',
+  'SELECT * FROM tpch."s3://bucket/key.parquet"',
+  'SELECT * FROM other_tenant.sales.orders',
 ];
 
 t.test('escape attempts are refused with 42501', async (t) => {

@@ -12,7 +12,7 @@ export function contextFor(server: TestServer, auth: Authenticated | undefined):
   const s = server.state;
   return {
     store: s.store, clock: s.clock, tenantId: auth?.principal.tenantId, actor: auth && actorFromAuth(auth),
-    config: s.config.principals, webhooks: s.config.webhooks, secrets: s.principals.secrets,
+    config: s.config.principals, webhooks: s.config.webhooks, secrets: s.principals.secrets, passwords: s.principals.passwords,
   };
 }
 

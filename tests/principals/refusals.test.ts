@@ -9,6 +9,7 @@ import type { MetaStore } from '../../catalog/store/meta-store.js';
 import { onEachBackend } from '../helpers/stores.js';
 import { ManualClock, startTestServer, form } from '../helpers/server.js';
 import { totpCode } from '../../engine/principals/totp.js';
+import { readAuditLog } from '../../engine/principals/audit.js';
 import { adminAuth, authAs, authOf, mintToken, must, refusal, runSql, signInRequest, strongPassword } from './helpers.js';
 
 /** Every text value of every table of the public schema. */
@@ -166,7 +167,7 @@ t.test('refusals, sign-in, MFA, privileges and secrets', async (t) => {
     const daveAuth = await authAs(server, 'dave');
     t.equal(await refusal(server, daveAuth, "CREATE USER frank EMAIL='frank@example.com'"), 'PERMISSION_DENIED');
     await must(server, admin, 'GRANT MANAGE USERS TO USER dave');
-    const daveManager = await authAs(server, 'dave');
+    const daveManager = await authAs(server, 'dave', { scopes: ['sql', 'table:read'] });
     await must(server, daveManager, "CREATE USER frank EMAIL='frank@example.com'");
     await must(server, daveManager, 'ALTER USER frank SUSPEND');
     t.equal(await refusal(server, daveManager, 'GRANT MANAGE USERS TO USER frank'), 'PERMISSION_DENIED', 'holders cannot re-delegate');
@@ -181,6 +182,7 @@ t.test('refusals, sign-in, MFA, privileges and secrets', async (t) => {
     t.match(pat, /^floe_pat_[0-9A-Za-z]{49}$/);
     t.equal(await refusal(server, daveManager, "CREATE PERSONAL ACCESS TOKEN laptop"), 'DUPLICATE_OBJECT');
     t.equal(await refusal(server, daveManager, "CREATE PERSONAL ACCESS TOKEN big SCOPE 'admin'"), 'INVALID_PARAMETER');
+    t.equal(await refusal(server, daveManager, "CREATE PERSONAL ACCESS TOKEN wide SCOPE 'sql table:write'"), 'PERMISSION_DENIED', 'no wider than the creating token');
     t.equal(await refusal(server, daveManager, "CREATE PERSONAL ACCESS TOKEN long TTL '9999 days'"), 'INVALID_PARAMETER');
     const exchanged = await server.app.inject({ method: 'POST', url: '/v1/oauth/tokens', ...form({ grant_type: 'pat', pat, scope: 'table:read' }) });
     t.equal(exchanged.statusCode, 200);
@@ -229,6 +231,9 @@ t.test('refusals, sign-in, MFA, privileges and secrets', async (t) => {
     for (const e of ['create_user', 'suspend_user', 'drop_user', 'expunge_user', 'set_legal_hold', 'clear_legal_hold', 'grant_role', 'create_role', 'grant_privilege', 'create_pat', 'create_webhook', 'verify_mfa', 'enroll_mfa', 'change_password', 'redeem_invitation', 'rename_user', 'unlock_user']) {
       t.ok(events.includes(e), `audit row ${e}`);
     }
+    const auditRows = await readAuditLog(store, admin.principal, { limit: 500 });
+    t.ok(auditRows.rows.length >= events.length && auditRows.columns.includes('event_type'), 'system.audit_log rows for tenant_admin');
+    await t.rejects(readAuditLog(store, daveManager.principal), { code: 'PERMISSION_DENIED' }, 'not for others, not even MANAGE USERS');
     const deliveries = (await store.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0]!.n;
     t.ok(deliveries >= 1, 'events after CREATE WEBHOOK fan out to it');
     t.equal((await runSql(server, admin, 'DESCRIBE USER nobody')).ok, false);

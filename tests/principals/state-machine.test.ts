@@ -214,7 +214,7 @@ t.test('principal state machine agrees with the reference model', async (t) => {
       await store.query("UPDATE principals SET status = 'EXPUNGED', name = 'gone-' || id::text, email = NULL WHERE kind = 'user' AND status <> 'EXPUNGED'");
       await store.query("DELETE FROM principal_roles WHERE role = 'analyst'");
       await fc.asyncModelRun(() => ({ model: new Map() as Model, real: { server, admin, store } }), cmds);
-    }), { numRuns: 25, seed: Number(process.env.FLOE_TEST_SEED ?? Date.now() % 100000), verbose: 1 });
-    t.equal(runs >= 25, true, `${runs} runs`);
+    }), { numRuns: 20, seed: Number(process.env.FLOE_TEST_SEED ?? Date.now() % 100000), verbose: 1 });
+    t.equal(runs >= 20, true, `${runs} runs`);
   });
 });

@@ -116,6 +116,19 @@ t.test('webhook delivery to a real HTTPS receiver', async (t) => {
     t.same((await rows()).map((r) => r.state), ['delivered']);
     t.match(await worker.runOnce(), { attempted: 0 }, 'delivered rows are not sent again');
 
+    // Two replicas draining together post every row exactly once (SKIP LOCKED + lease).
+    for (let i = 0; i < 12; i++) await must(server, admin, `ALTER USER una SET COMMENT = 'c${i}'`);
+    const replica = (): WebhookWorker => new WebhookWorker({ store, clock, secrets: server.state.principals.secrets, ca: tls.cert, config: { ...server.state.config.webhooks, allow_private_targets: true, batch_size: 2 } });
+    const [r1, r2] = [replica(), replica()];
+    const before12 = receiver.received.length;
+    const [a, b] = await Promise.all([r1.runOnce(), r2.runOnce()]);
+    await r1.stop();
+    await r2.stop();
+    t.equal(a.delivered + b.delivered, 12, `replicas split the work (${a.delivered} + ${b.delivered})`);
+    const ids = receiver.received.slice(before12).map((r) => r.headers['x-svc-event-id']);
+    t.equal(ids.length, 12);
+    t.equal(new Set(ids).size, 12, 'no event posted twice');
+
     // Retries at 30 s, 2 min, 8 min; the fourth failure is final; then replay.
     receiver.mode = 'fail';
     await store.query('DELETE FROM webhook_deliveries');
@@ -211,18 +224,19 @@ t.test('at-least-once across a SIGKILL of the delivering process (PostgreSQL)', 
     import { executePrincipalStatement } from '${join(dist, 'engine/principals/statements.js')}';
     import { DEFAULT_PRINCIPALS_CONFIG, DEFAULT_WEBHOOKS_CONFIG } from '${join(dist, 'engine/principals/settings.js')}';
     import { Parser } from '${join(dist, 'grammar/index.js')}';
+    import { PasswordHasher } from '${join(dist, 'engine/principals/passwords.js')}';
     import { readFileSync } from 'node:fs';
     const store = await openStore({ kind: 'postgres', connectionString: process.env.DB_URL });
     const secrets = await openSecretBox(store, null);
     const clock = { now: () => Date.now() };
     const webhooks = { ...DEFAULT_WEBHOOKS_CONFIG, allow_private_targets: true };
     const actor = JSON.parse(process.env.ACTOR);
-    await executePrincipalStatement({ store, clock, tenantId: 'default', actor, config: DEFAULT_PRINCIPALS_CONFIG, webhooks, secrets },
+    await executePrincipalStatement({ store, clock, tenantId: 'default', actor, config: DEFAULT_PRINCIPALS_CONFIG, webhooks, secrets, passwords: new PasswordHasher(1) },
       new Parser().parse("CREATE USER victor EMAIL='victor@example.com'"));
     process.stdout.write('committed\\n');
     await new WebhookWorker({ store, clock, config: webhooks, secrets, ca: readFileSync(process.env.CA_FILE, 'utf8') }).runOnce();
   `;
-  const actor = { id: admin.principal.id, name: admin.principal.name, kind: admin.principal.kind, roles: admin.principal.roles, amr: [], authTime: 0, authMethod: 'client_credentials', restriction: undefined };
+  const actor = { id: admin.principal.id, name: admin.principal.name, kind: admin.principal.kind, roles: admin.principal.roles, amr: [], authTime: 0, authMethod: 'client_credentials', restriction: undefined, scopes: ['sql'] };
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
     env: { ...process.env, DB_URL: db.url, CA_FILE: tls.certFile, ACTOR: JSON.stringify(actor) }, stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -57,6 +57,10 @@ export function registerIcebergRoutes(app: FastifyInstance, state: FloeState): v
         return sendWireError(reply, 'iceberg', { status: known.status, icebergType: known.type, message: known.message });
       }
       if (isStoreUnavailable(error)) throw error; // the server's handler answers 503
+      if ((error as { kind?: unknown }).kind === 'unsupported-location') {
+        // A location this server's FileIO cannot reach (s3:// before object stores, a relative path).
+        return sendWireError(reply, 'iceberg', { status: 400, icebergType: 'BadRequestException', message: error.message });
+      }
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
         return sendWireError(reply, 'iceberg', { status: 400, icebergType: 'BadRequestException', message: `Request body too large (limit ${state.config.server.body_limit_bytes} bytes)` });
       }

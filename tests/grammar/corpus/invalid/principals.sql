@@ -205,3 +205,10 @@ CREATE ROLE
 ----
 -- error 1:20 expected: an identifier
 DROP ROLE IF EXISTS
+----
+-- A password in double quotes is a quoted identifier: refused, and never echoed.
+-- error 1:50 expected: a string literal
+CREATE USER alice EMAIL 'a@example.com' PASSWORD "hunter2-dq"
+----
+-- error 1:52 expected: a string literal
+CREATE USER alice EMAIL 'a@example.com' PASSWORD = hunter2bare

@@ -214,3 +214,13 @@ SELECT * FROM t WHERE a BETWEEN SYMMETRIC 10 AND 1
 ----
 -- error 1:72 expected: at most 64 levels of nesting
 SELECT ((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))
+----
+-- Comparisons do not associate (as in DuckDB).
+-- error 1:14 expected: parentheses around the left operand
+SELECT a = b = c FROM t
+----
+-- error 1:20 expected: parentheses around the left operand
+SELECT a LIKE 'x%' NOT IN (1) FROM t
+----
+-- error 1:26 expected: parentheses around the BETWEEN bound
+SELECT x BETWEEN 1 AND 2 - NOT y FROM t

@@ -317,3 +317,19 @@ SELECT * FROM t1 AS x JOIN t2 AS y ON x.k = y.k JOIN t3 z ON y.k = z.k JOIN t4 O
 SELECT coalesce(sum(x) FILTER (WHERE y), 0) / nullif(count(*), 0) AS ratio FROM t
 ----
 SELECT median(x), quantile_cont(x, 0.9), mode(y) FROM t
+----
+SELECT 'grüße', 'データ', "straße" AS "列" FROM "café"
+----
+SELECT 1; -- a comment after the terminator
+----
+SELECT	a,	b	FROM	t	WHERE	a	>	1
+----
+SELECT count(*) OVER () AS total, sum(x) OVER (PARTITION BY g) FROM t
+----
+SELECT * FROM t ORDER BY lower(name) DESC, length(name), CASE WHEN a THEN 1 ELSE 2 END
+----
+SELECT a FROM t WHERE a IN (SELECT b FROM u) IS NOT TRUE
+----
+SELECT (a::int)[1], (l::int[])[2], l[1][2] FROM t
+----
+SELECT x BETWEEN 1 AND 2 + 3 * 4, x NOT BETWEEN 'a' || 'b' AND 'z' FROM t

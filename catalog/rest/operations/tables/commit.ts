@@ -16,18 +16,31 @@
  * A table that does not exist may be created by a commit whose requirements include
  * `assert-create` (stage-create, then commit), as Java's REST server does.
  */
-import { assertRequirements, applyUpdates } from '../../iceberg/table-commit.js';
-import { nextMetadataLocation, type TableMetadata } from '../../iceberg/table-metadata.js';
-import type { TableRequirement, TableUpdate } from '../../iceberg/table-updates.js';
-import { isStoreUnavailable } from '../../store/meta-store.js';
-import type { CatalogContext, EntityIdent } from '../context.js';
-import { namespaceKey, qualifiedName, validateEntityName, validateNamespace } from '../context.js';
-import type { CatalogDeps } from '../deps.js';
-import { badRequest, CatalogError, noSuchNamespace, noSuchTable, toCatalogError } from '../errors.js';
-import { readingMetadata, type LoadedTable } from '../loaded.js';
-import { requireCatalog } from '../resolve.js';
-import { insertEntity, lockEntitiesInCatalog, swapMetadataLocation, type CatalogRecord, type EntityRecord } from '../store.js';
-import { NO_CONFIG, sqlState } from './tables.js';
+import { assertRequirements, applyUpdates } from '../../../iceberg/table-commit.js';
+import { nextMetadataLocation, type TableMetadata } from '../../../iceberg/table-metadata.js';
+import type { TableRequirement, TableUpdate } from '../../../iceberg/table-updates.js';
+import { isStoreUnavailable } from '../../../store/meta-store.js';
+import type { CatalogContext, EntityIdent } from '../../context.js';
+import { namespaceKey, qualifiedName, validateEntityName, validateNamespace } from '../../context.js';
+import type { CatalogDeps } from '../../deps.js';
+import { badRequest, CatalogError, noSuchNamespace, noSuchTable, toCatalogError } from '../../errors.js';
+import { readingMetadata, type LoadedTable } from '../../loaded.js';
+import { requireCatalog } from '../../resolve.js';
+import { insertEntity, lockEntitiesInCatalog, swapMetadataLocation, type CatalogRecord, type EntityRecord } from '../../store.js';
+import { NO_CONFIG, sqlState } from './common.js';
+
+/** Table property: delete metadata files that fall out of metadata-log (Java's default: false). */
+export const DELETE_AFTER_COMMIT_PROPERTY = 'write.metadata.delete-after-commit.enabled';
+
+/**
+ * Files of `base`'s metadata log (and `base` itself) that `next` no longer lists, when `next` has
+ * `write.metadata.delete-after-commit.enabled=true`, as Java's `TableOperations` deletes them.
+ */
+export function droppedMetadataFiles(base: TableMetadata, baseLocation: string, next: TableMetadata): readonly string[] {
+  if (next.properties.get(DELETE_AFTER_COMMIT_PROPERTY)?.toLowerCase() !== 'true') return [];
+  const kept = new Set(next.metadataLog.map((e) => e.metadataFile));
+  return [...base.metadataLog.map((e) => e.metadataFile), baseLocation].filter((f) => !kept.has(f));
+}
 
 /** One table's part of a commit. */
 export interface TableChange {
@@ -59,6 +72,8 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
   const written: string[] = [];
   let catalog: CatalogRecord | undefined;
   let commitSent = false;
+  /** Metadata files that fell out of metadata-log, deleted after the commit when the table asks for it. */
+  const obsolete: string[] = [];
   try {
     const results = await deps.store.transaction(async (tx) => {
       const locked = await lockEntitiesInCatalog(tx, ctx.tenantId, catalogName, changes.map((c) => ({ namespaceKey: namespaceKey(c.ident.namespace), name: c.ident.name })));
@@ -88,7 +103,7 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
         }
         const location = nextMetadataLocation(next, row?.metadataLocation, deps.newUuid());
         written.push(location);
-        await deps.files.writeTable(cat, location, next);
+        const metadataJson = await deps.files.writeTable(cat, location, next);
         if (row === undefined) {
           let inserted: EntityRecord | undefined;
           try {
@@ -102,11 +117,13 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
         } else if (!(await swapMetadataLocation(tx, row.id, row.metadataLocation, location))) {
           throw new CatalogError('CommitFailedException', `Commit failed: table ${qualifiedName(change.ident)} changed concurrently`);
         }
-        out.push({ catalogId: cat.id, ident: change.ident, metadataLocation: location, metadata: next, config: NO_CONFIG });
+        out.push({ catalogId: cat.id, ident: change.ident, metadataLocation: location, metadata: next, metadataJson, config: NO_CONFIG });
+        if (base !== undefined && row !== undefined) obsolete.push(...droppedMetadataFiles(base, row.metadataLocation, next));
       }
       commitSent = true;
       return out;
     });
+    if (obsolete.length > 0 && catalog !== undefined) await deps.files.discard(catalog, obsolete);
     return results;
   } catch (e) {
     const known = toCatalogError(e);

@@ -1,0 +1,51 @@
+/** Create a table (or stage it: metadata returned, nothing written). */
+import { newTableMetadata, nextMetadataLocation } from '../../../iceberg/table-metadata.js';
+import type { CatalogContext, EntityIdent, Namespace } from '../../context.js';
+import { assertStorableText, namespaceKey, qualifiedName, validateEntityName, validateNamespace } from '../../context.js';
+import type { CatalogDeps } from '../../deps.js';
+import { CatalogError, noSuchNamespace } from '../../errors.js';
+import type { LoadedTable } from '../../loaded.js';
+import { defaultEntityLocation, requireCatalog, requireNamespace } from '../../resolve.js';
+import { findEntity, insertEntity, type EntityRecord } from '../../store.js';
+import { type CreateTableRequest, NO_CONFIG, sqlState, alreadyExists } from './common.js';
+
+export async function createTable(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, ns: Namespace, request: CreateTableRequest): Promise<LoadedTable> {
+  // Validation
+  validateNamespace(ns);
+  validateEntityName(request.name, 'table');
+  assertStorableText(request.location, 'location');
+  const ident: EntityIdent = { namespace: ns, name: request.name };
+  const catalog = await requireCatalog(deps.store, ctx, catalogName);
+  await requireNamespace(deps.store, catalog, ns);
+  const existing = await findEntity(deps.store, catalog.id, namespaceKey(ns), request.name);
+  if (existing !== undefined) throw alreadyExists(ident, existing);
+  // Business logic
+  const tableUuid = deps.newUuid();
+  const metadata = newTableMetadata({
+    schema: request.schema,
+    ...(request.partitionSpec !== undefined ? { partitionSpec: request.partitionSpec } : {}),
+    ...(request.writeOrder !== undefined ? { sortOrder: request.writeOrder } : {}),
+    location: request.location ?? defaultEntityLocation(catalog, ns, request.name, tableUuid),
+    ...(request.properties !== undefined ? { properties: request.properties } : {}),
+    tableUuid,
+    now: deps.clock.now(),
+  });
+  if (request.stageCreate === true) return { catalogId: catalog.id, ident, metadata, config: NO_CONFIG };
+  const location = nextMetadataLocation(metadata, undefined, deps.newUuid());
+  await deps.files.writeTable(catalog, location, metadata);
+  let row: EntityRecord | undefined;
+  try {
+    row = await insertEntity(deps.store, { id: tableUuid, tenantId: ctx.tenantId, catalogId: catalog.id, namespaceKey: namespaceKey(ns), name: request.name, kind: 'table', metadataLocation: location });
+  } catch (e) {
+    await deps.files.discard(catalog, [location]);
+    if (sqlState(e) === '23503') throw noSuchNamespace(ns);
+    throw e;
+  }
+  if (row === undefined) {
+    // Lost a race with a concurrent create of the same name: our file was never referenced.
+    await deps.files.discard(catalog, [location]);
+    const winner = await findEntity(deps.store, catalog.id, namespaceKey(ns), request.name);
+    throw winner === undefined ? new CatalogError('AlreadyExistsException', `Table already exists: ${qualifiedName(ident)}`) : alreadyExists(ident, winner);
+  }
+  return { catalogId: catalog.id, ident, metadataLocation: location, metadata, config: NO_CONFIG };
+}
