@@ -110,7 +110,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const parser = new Parser({ cacheSize: 2000 });
     const catalogStatements = new CatalogStatements(catalog);
     const metrics = createMetrics();
-    const wlm = new WorkloadManager({ config: resolveWorkloadConfig(config.workload), clock: wlmSystemClock(), metrics: createWorkloadMetrics(metrics.registry) });
+    // The MLFQ runs as many quanta at once as the pool has workers, unless the operator says otherwise.
+    const wlm = new WorkloadManager({ config: resolveWorkloadConfig({ ...config.workload, mlfq: { max_concurrent: config.query.workers, ...config.workload.mlfq } }), clock: wlmSystemClock(), metrics: createWorkloadMetrics(metrics.registry) });
     const dataDir = resolve(config.data_dir);
     let executor: Executor | undefined;
     // Started on first use: tests build many servers, and most never run a query.
