@@ -63,6 +63,9 @@ export interface TokenServiceOptions {
   readonly accessTokenTtlSeconds: number;
 }
 
+/** Verified token texts kept (see `TokenService.#verified`). */
+const VERIFIED_CACHE_SIZE = 4096;
+
 export class TokenService {
   constructor(
     private readonly keys: KeyRing,
@@ -93,11 +96,34 @@ export class TokenService {
     return { accessToken, expiresIn: this.options.accessTokenTtlSeconds, claims };
   }
 
+  /**
+   * Tokens whose signature and fixed claims (iss, aud, alg) were verified, by their exact text,
+   * with the key id that verified them: an ES256 verification costs more than the rest of a small
+   * query, and a client sends the same token on every request. A hit still checks the time claims
+   * and that the key may still verify; the principal's status and epoch are read on every request.
+   * A different (forged or altered) text never hits. Bounded; the oldest entry goes first.
+   */
+  readonly #verified = new Map<string, { readonly payload: JWTPayload; readonly kid: string | undefined }>();
+
   /** Validates a bearer token end to end (signature, claims, principal status and epoch). */
   async verify(token: string): Promise<Verification> {
     let payload: JWTPayload;
-    try {
+    const hit = this.#verified.get(token);
+    if (hit !== undefined) {
+      const now = this.clock.now() / 1000;
+      if (typeof hit.payload.exp !== 'number' || hit.payload.exp <= now) {
+        this.#verified.delete(token);
+        return { ok: false, reason: 'token expired' };
+      }
+      if ((typeof hit.payload.nbf === 'number' && hit.payload.nbf > now) || (await this.keys.verificationKey(hit.kid)) === undefined) {
+        this.#verified.delete(token);
+        return { ok: false, reason: 'invalid token' };
+      }
+      payload = hit.payload;
+    } else try {
+      let kid: string | undefined;
       ({ payload } = await jwtVerify(token, async (header) => {
+        kid = header.kid;
         const key = await this.keys.verificationKey(header.kid);
         if (!key) throw new joseErrors.JWKSNoMatchingKey();
         return key;
@@ -108,6 +134,8 @@ export class TokenService {
         currentDate: new Date(this.clock.now()),
         requiredClaims: ['sub', 'exp', 'iat', 'jti'],
       }));
+      if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.delete(this.#verified.keys().next().value!);
+      this.#verified.set(token, { payload, kid });
     } catch (e) {
       return { ok: false, reason: e instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid token' };
     }
