@@ -89,6 +89,26 @@ await onEachBackend(t, async (t, store) => {
     t.match(Object.fromEntries(currentSnapshot(await meta('mor'))!.summary), { 'added-position-deletes': '1' });
   });
 
+  await t.test('MERGE updates, deletes and inserts in one snapshot', async (t) => {
+    await sql('CREATE TABLE shop.stock (sku int NOT NULL, qty int, note string)');
+    await sql("INSERT INTO shop.stock VALUES (1, 10, 'a'), (2, 20, 'b'), (3, 30, 'c')");
+    await sql('CREATE TABLE shop.delivery (sku int, qty int)');
+    await sql('INSERT INTO shop.delivery VALUES (1, 5), (2, -20), (4, 7)');
+    const before = (await meta('stock')).snapshots.length;
+    const r = await sql(`MERGE INTO shop.stock AS s USING shop.delivery AS d ON s.sku = d.sku
+      WHEN MATCHED AND s.qty + d.qty <= 0 THEN DELETE
+      WHEN MATCHED THEN UPDATE SET qty = s.qty + d.qty, note = 'restocked'
+      WHEN NOT MATCHED THEN INSERT (sku, qty, note) VALUES (d.sku, d.qty, 'new')`);
+    t.same(r.columns, ['rows_inserted', 'rows_updated', 'rows_deleted']);
+    t.same(r.rows, [[1, 1, 1]]);
+    t.same(await rows('SELECT sku, qty, note FROM shop.stock ORDER BY sku'), [[1, 15, 'restocked'], [3, 30, 'c'], [4, 7, 'new']]);
+    t.equal((await meta('stock')).snapshots.length, before + 1, 'one snapshot');
+    const noop = await sql('MERGE INTO shop.stock AS s USING (SELECT 99 AS sku) AS d ON s.sku = d.sku WHEN MATCHED THEN DELETE');
+    t.same(noop.rows, [[0, 0, 0]]);
+    await sql('INSERT INTO shop.delivery VALUES (1, 1)');
+    t.match(await fails('MERGE INTO shop.stock AS s USING shop.delivery AS d ON s.sku = d.sku WHEN MATCHED THEN UPDATE SET qty = d.qty'), { message: /more than one source row/ });
+  });
+
   await t.test('views', async (t) => {
     await sql('CREATE VIEW shop.cheap AS SELECT id, name FROM shop.items WHERE price < 3');
     t.same(await rows('SELECT name FROM shop.cheap ORDER BY id'), [['APPLE'], ['pear']]);

@@ -99,12 +99,13 @@ export class MetadataFiles {
     return m;
   }
 
-  /** Writes a new metadata file (create-if-absent, so a file is never replaced). */
-  async writeTable(catalog: CatalogRecord, location: string, m: TableMetadata): Promise<void> {
+  /** Writes a new metadata file (create-if-absent, so a file is never replaced); returns its text. */
+  async writeTable(catalog: CatalogRecord, location: string, m: TableMetadata): Promise<string> {
     assertStorableText(location, 'location');
     const text = serializeTableMetadata(m);
     await this.ioFor(catalog).write(location, Buffer.from(text, 'utf8'));
     this.tables.set(`${catalog.id} ${location}`, m, text.length);
+    return text;
   }
 
   async readView(catalog: CatalogRecord, location: string): Promise<ViewMetadata> {

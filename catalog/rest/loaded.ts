@@ -11,6 +11,11 @@ export interface LoadedTable {
   /** Absent only for a staged create (nothing written yet). */
   readonly metadataLocation?: string;
   readonly metadata: TableMetadata;
+  /**
+   * The metadata's JSON text when this operation just wrote it (the file's own bytes), so the
+   * response need not serialize the metadata a second time.
+   */
+  readonly metadataJson?: string;
   /** Table-specific client configuration (`config` of LoadTableResult). */
   readonly config: ReadonlyMap<string, string>;
 }

@@ -13,6 +13,7 @@
  * deadline, its task is aborted (piscina replaces the thread).
  */
 import { randomUUID } from 'node:crypto';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { mkdirSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,7 +24,7 @@ import { fragmentRelation } from '../fragments.js';
 import type { FragmentPlan } from '../fragments.js';
 import { toArrowIpc } from './arrow.js';
 import { INTERRUPT_CANCEL, INTERRUPT_NONE, INTERRUPT_TIMEOUT } from './protocol.js';
-import type { FragmentMetrics, WireError, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
+import type { FragmentMetrics, FragmentTask, SliceCommand, SliceYield, WireError, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
 import type { WireValue } from './values.js';
 
 export interface ExecutorOptions {
@@ -41,7 +42,33 @@ export interface ExecutorOptions {
   readonly maxTempDirectoryBytes?: number;
   /** Grace after a deadline before a silent worker is aborted (ms). Default 5000. */
   readonly abortGraceMs?: number;
+  /**
+   * Time-sliced fragments that may be parked (between quanta, holding their thread and pending
+   * result) at once. The pool gets this many threads beyond `workers`, so a granted quantum always
+   * finds a thread; a fragment finding no free place runs on (holding its slot). Default: 4 × workers
+   * (a query has up to `workers` fragments per scan, and several queries interleave).
+   */
+  readonly maxParkedFragments?: number;
 }
+
+/** One quantum as a scheduler grants it (structurally the workload manager's `FragmentQuantum`). */
+export interface ExecutorQuantum {
+  /** Yield after about this much CPU (ms), at a DuckDB task boundary. */
+  readonly quantumMs: number;
+}
+
+/** What a quantum used, and whether the fragment is done (structurally the WLM's `QuantumResult`). */
+export interface ExecutorQuantumResult {
+  readonly cpuMs: number;
+  readonly finished: boolean;
+}
+
+/**
+ * Runs one fragment through a scheduler: `schedule` calls `run` once per granted quantum until it
+ * answers `finished: true` (the workload manager's `lease.runFragment`). Rejecting (the query was
+ * cancelled while its fragment waited) stops the fragment.
+ */
+export type FragmentScheduler = (run: (quantum: ExecutorQuantum) => Promise<ExecutorQuantumResult>) => Promise<void>;
 
 export interface ExecuteOptions {
   /** The query's timeout; past it the running fragment is interrupted (57014). */
@@ -56,6 +83,11 @@ export interface ExecuteOptions {
   readonly arrow?: boolean;
   /** Called as each fragment finishes (the workload manager charges its CPU time to the query). */
   readonly onFragment?: (metrics: FragmentMetrics) => void;
+  /**
+   * Time slicing: each fragment, once its inputs are ready, is handed to this scheduler and runs
+   * quantum by quantum (parked on its worker in between). Without it a fragment runs to its end.
+   */
+  readonly schedule?: FragmentScheduler;
 }
 
 export interface QueryMetrics {
@@ -149,6 +181,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
   mkdirSync(spillRoot, { recursive: true });
   const workers = Math.max(1, options.workers ?? 2);
   const grace = options.abortGraceMs ?? 5000;
+  const maxParked = Math.max(0, options.maxParkedFragments ?? 4 * workers);
+  /** Parked time-sliced fragments of this pool (see `FragmentSlicing`). */
+  const parked = new Int32Array(new SharedArrayBuffer(4));
   const instanceId = randomUUID().slice(0, 8);
   // Each worker thread gets its own temp_directory; piscina has one workerData for all, so the folder
   // is made unique per thread inside the worker config by thread id.
@@ -164,13 +199,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const pool = new Piscina({
     filename: new URL('./worker.js', import.meta.url).href,
     minThreads: 0,
-    maxThreads: workers,
+    maxThreads: workers + maxParked,
     idleTimeout: 60_000,
     concurrentTasksPerWorker: 1,
     workerData: baseConfig,
   });
 
-  async function runTask(task: WorkerTask, cell: ReturnType<typeof interruptCell>, timeoutMs: number | undefined): Promise<WorkerReply> {
+  async function runTask(task: WorkerTask, cell: ReturnType<typeof interruptCell>, timeoutMs: number | undefined, transferList?: readonly MessagePort[]): Promise<WorkerReply> {
     const abort = new AbortController();
     // A worker that has not answered `grace` ms after the query was interrupted (cancel or deadline)
     // is stuck inside one DuckDB task: abort its task, and piscina replaces the thread.
@@ -181,13 +216,72 @@ export function createExecutor(options: ExecutorOptions): Executor {
       }
     }, 100);
     try {
-      return (await pool.run(task, { signal: abort.signal })) as WorkerReply;
+      return (await pool.run(task, { signal: abort.signal, ...(transferList ? { transferList: transferList as never } : {}) })) as WorkerReply;
     } catch (e) {
       if (abort.signal.aborted) throw interruptError(cell.reason() === INTERRUPT_NONE ? INTERRUPT_TIMEOUT : cell.reason(), timeoutMs);
       throw e;
     } finally {
       clearInterval(watchdog);
       if (scheduled !== undefined) clearTimeout(scheduled);
+    }
+  }
+
+  /**
+   * Runs a fragment quantum by quantum under `schedule`: the first quantum starts the worker task,
+   * each later one resumes the parked worker; a yield ends a quantum with its CPU, the reply ends
+   * the last one with the rest. If the scheduler gives up (cancel while waiting), the worker is
+   * woken to see the interrupt and its reply is awaited, so the thread and spill files are free.
+   */
+  async function runScheduled(task: WorkerTask, cell: ReturnType<typeof interruptCell>, timeoutMs: number | undefined, schedule: FragmentScheduler): Promise<WorkerReply> {
+    const channel = new MessageChannel();
+    const events: (SliceYield | { readonly kind: 'done' })[] = [];
+    let notify: (() => void) | undefined;
+    const push = (e: SliceYield | { readonly kind: 'done' }): void => {
+      events.push(e);
+      notify?.();
+    };
+    channel.port1.on('message', (m: SliceYield) => push(m));
+    let started: Promise<WorkerReply> | undefined;
+    let reply: WorkerReply | undefined;
+    let failure: unknown;
+    let yieldedCpuMs = 0;
+    const nextEvent = async (): Promise<SliceYield | { readonly kind: 'done' }> => {
+      while (events.length === 0) await new Promise<void>((resolve) => { notify = resolve; });
+      notify = undefined;
+      return events.shift()!;
+    };
+    const run = async (quantum: ExecutorQuantum): Promise<ExecutorQuantumResult> => {
+      if (started === undefined) {
+        // Fragments are sliced; a write (the last task of `writePlan`) runs as one quantum.
+        started = task.kind === 'fragment'
+          ? runTask({ ...task, slicing: { port: channel.port2, quantumMs: quantum.quantumMs, parked, maxParked } }, cell, timeoutMs, [channel.port2])
+          : runTask(task, cell, timeoutMs);
+        started.then((r) => { reply = r; push({ kind: 'done' }); }, (e: unknown) => { failure = e; push({ kind: 'done' }); });
+      } else {
+        channel.port1.postMessage({ kind: 'resume', quantumMs: quantum.quantumMs } satisfies SliceCommand);
+      }
+      const e = await nextEvent();
+      if (e.kind === 'yield') {
+        yieldedCpuMs += e.cpuMs;
+        return { cpuMs: e.cpuMs, finished: false };
+      }
+      if (failure !== undefined) throw failure;
+      return { cpuMs: Math.max(0, reply!.metrics.cpuMs - yieldedCpuMs), finished: true };
+    };
+    try {
+      await schedule(run);
+      if (reply === undefined) throw failure ?? new Error('Bug: the scheduler finished a fragment that did not finish');
+      return reply;
+    } catch (e) {
+      if (started !== undefined && reply === undefined && failure === undefined) {
+        // Parked, or between quanta: make it stop and wait until it has.
+        Atomics.compareExchange(cell.cell, 0, INTERRUPT_NONE, INTERRUPT_CANCEL);
+        channel.port1.postMessage({ kind: 'wake' } satisfies SliceCommand);
+        await started.catch(() => undefined);
+      }
+      throw e;
+    } finally {
+      channel.port1.close();
     }
   }
 
@@ -248,7 +342,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
             : { ...common, kind: 'fragment', fragmentId: f.id, sql: f.sql, scans: f.scans, output: { kind: 'spill', path: spillPath(f.id) } };
           let reply: WorkerReply;
           try {
-            reply = await runTask(task, cell, opts.timeoutMs);
+            reply = opts.schedule === undefined ? await runTask(task, cell, opts.timeoutMs) : await runScheduled(task, cell, opts.timeoutMs, opts.schedule);
           } catch (e) {
             firstFailure ??= e instanceof FloeError ? e : floeError('INTERNAL_ERROR', { reference: queryId.slice(0, 8) });
             Atomics.compareExchange(cell.cell, 0, INTERRUPT_NONE, INTERRUPT_CANCEL);

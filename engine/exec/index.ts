@@ -3,7 +3,7 @@
  * See docs/engine-exec.md.
  */
 export { createExecutor, defaultSpillDirectory } from './executor.js';
-export type { ExecuteOptions, Executor, ExecutorOptions, QueryMetrics, QueryResult, WriteRequest, WriteResult } from './executor.js';
+export type { ExecuteOptions, Executor, ExecutorOptions, ExecutorQuantum, ExecutorQuantumResult, FragmentScheduler, QueryMetrics, QueryResult, WriteRequest, WriteResult } from './executor.js';
 export type { FragmentMetrics, WrittenFile } from './protocol.js';
 export { toArrowIpc } from './arrow.js';
 export { mapDuckDBError } from './errors.js';

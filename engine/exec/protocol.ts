@@ -6,6 +6,7 @@
 import type { Transform } from '../../catalog/iceberg/transforms.js';
 import type { PrimitiveType } from '../../catalog/iceberg/types.js';
 import type { TableScanInput } from '../fragments.js';
+import type { MessagePort } from 'node:worker_threads';
 import type { WireValue } from './values.js';
 
 /** What a worker's DuckDB instance is configured with, once, at start. */
@@ -28,6 +29,29 @@ export interface WorkerConfig {
 export const INTERRUPT_NONE = 0;
 export const INTERRUPT_CANCEL = 1;
 export const INTERRUPT_TIMEOUT = 2;
+
+/**
+ * Time slicing of one fragment (`ExecuteOptions.schedule`): the worker runs the fragment for about
+ * `quantumMs` of its thread's CPU, then, at a DuckDB task boundary, posts `{kind: 'yield', cpuMs}` on
+ * `port` and parks (the pending result kept) until the executor posts `{kind: 'resume', quantumMs}`.
+ * It parks only while fewer than `maxParked` fragments of the pool are parked (`parked[0]`, shared by
+ * all tasks of the executor): the pool has that many threads beyond its workers, so a granted quantum
+ * always finds a thread. Otherwise it runs on (one longer quantum: correct, just coarser).
+ */
+export interface FragmentSlicing {
+  readonly port: MessagePort;
+  readonly quantumMs: number;
+  readonly parked: Int32Array;
+  readonly maxParked: number;
+}
+
+/** Executor → worker while slicing. */
+export type SliceCommand = { readonly kind: 'resume'; readonly quantumMs: number } | { readonly kind: 'wake' };
+/** Worker → executor while slicing: a quantum ended and the fragment parked. */
+export interface SliceYield {
+  readonly kind: 'yield';
+  readonly cpuMs: number;
+}
 
 /** An input of a fragment: an earlier fragment's result, stored as a DuckDB database file (table `r`). */
 export interface FragmentInputFile {
@@ -60,6 +84,8 @@ export interface FragmentTask {
   readonly timeoutMs: number | undefined;
   /** Shared interrupt cell, set by the executor on cancel or timeout. */
   readonly interrupt: Int32Array;
+  /** Present when the fragment is time-sliced. */
+  readonly slicing?: FragmentSlicing;
 }
 
 /** A write: run `sql` over the scans and write its rows as Parquet files with Iceberg field ids. */

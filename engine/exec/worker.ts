@@ -34,7 +34,7 @@ import { fragmentRelation } from '../fragments.js';
 import type { TableScanInput } from '../fragments.js';
 import { mapDuckDBError } from './errors.js';
 import { INTERRUPT_CANCEL, INTERRUPT_NONE, INTERRUPT_TIMEOUT } from './protocol.js';
-import type { FragmentInputFile, FragmentMetrics, FragmentTask, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
+import type { FragmentInputFile, FragmentMetrics, FragmentSlicing, FragmentTask, SliceCommand, SliceYield, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
 import { toWire } from './values.js';
 import type { WireValue } from './values.js';
 
@@ -157,16 +157,112 @@ class Interrupted extends Error {
 
 type Interruptible = { readonly interrupt: Int32Array; readonly deadlineMs: number | undefined };
 
+/** While parked, how often the interrupt cell and the deadline are re-checked (ms). */
+const PARKED_POLL_MS = 20;
+
+/**
+ * The time slicer of one fragment (see `FragmentSlicing`): `due()` is asked between DuckDB tasks;
+ * once the quantum's CPU is used, `yieldQuantum()` posts a yield and waits for the next quantum.
+ */
+class Slicer {
+  private quantumMs: number;
+  private quantumCpu0: number;
+  private quantumWall0: number;
+  private readonly resumes: SliceCommand[] = [];
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly s: FragmentSlicing, private readonly task: Interruptible) {
+    this.quantumMs = s.quantumMs;
+    this.quantumWall0 = performance.now();
+    this.quantumCpu0 = threadCpuMs() ?? this.quantumWall0;
+    s.port.on('message', (m: SliceCommand) => {
+      this.resumes.push(m);
+      this.wake?.();
+    });
+  }
+
+  /** CPU of this quantum so far (ms); wall time where thread CPU cannot be read. */
+  private used(): number {
+    const cpu = threadCpuMs();
+    return cpu === undefined ? performance.now() - this.quantumWall0 : cpu - this.quantumCpu0;
+  }
+
+  /**
+   * Whether the quantum is used up: thread CPU ≥ quantumMs (read only once the wall time reached it;
+   * CPU ≤ wall on a one-thread instance), or wall ≥ 4 × quantumMs on a machine so busy that the
+   * thread gets little CPU. Cheap when not: one clock read.
+   */
+  due(): boolean {
+    const wall = performance.now() - this.quantumWall0;
+    if (wall < this.quantumMs) return false;
+    return wall >= 4 * this.quantumMs || this.used() >= this.quantumMs;
+  }
+
+  /**
+   * Ends the quantum: posts the yield and parks until the next quantum is granted (or runs on when
+   * the pool has no free parking place). Returns the interrupt reason seen while parked, else NONE.
+   */
+  async yieldQuantum(): Promise<number> {
+    const cpuMs = this.used();
+    if (!this.tryPark()) {
+      this.restart();
+      return INTERRUPT_NONE;
+    }
+    try {
+      this.s.port.postMessage({ kind: 'yield', cpuMs } satisfies SliceYield);
+      for (;;) {
+        const next = this.resumes.shift();
+        if (next?.kind === 'resume') {
+          this.quantumMs = next.quantumMs;
+          break;
+        }
+        const reason = interruptReason(this.task);
+        if (reason !== INTERRUPT_NONE) return reason;
+        if (next === undefined) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(() => { this.wake = undefined; resolve(); }, PARKED_POLL_MS);
+            this.wake = () => { clearTimeout(timer); this.wake = undefined; resolve(); };
+          });
+        }
+      }
+    } finally {
+      Atomics.sub(this.s.parked, 0, 1);
+    }
+    this.restart();
+    return INTERRUPT_NONE;
+  }
+
+  private restart(): void {
+    this.quantumWall0 = performance.now();
+    this.quantumCpu0 = threadCpuMs() ?? this.quantumWall0;
+  }
+
+  /** Takes one of the pool's parking places, if one is free. */
+  private tryPark(): boolean {
+    for (;;) {
+      const n = Atomics.load(this.s.parked, 0);
+      if (n >= this.s.maxParked) return false;
+      if (Atomics.compareExchange(this.s.parked, 0, n, n + 1) === n) return true;
+    }
+  }
+
+  close(): void {
+    this.s.port.removeAllListeners('message');
+    this.s.port.close();
+  }
+}
+
 /**
  * Runs one statement to completion by pending-result tasks, checking the interrupt cell between
  * tasks; on an interrupt, `connection.interrupt()` stops it and `Interrupted` is thrown.
  */
-async function drive(conn: DuckDBConnection, sql: string, task: Interruptible): Promise<DuckDBResult> {
+async function drive(conn: DuckDBConnection, sql: string, task: Interruptible, slicer?: Slicer): Promise<DuckDBResult> {
   const before = interruptReason(task);
   if (before !== INTERRUPT_NONE) throw new Interrupted(before);
   const pending = await conn.start(sql);
   for (;;) {
-    const reason = interruptReason(task);
+    const parkedReason = slicer?.due() === true ? await slicer.yieldQuantum() : INTERRUPT_NONE;
+    const reason = parkedReason !== INTERRUPT_NONE ? parkedReason : interruptReason(task);
     if (reason !== INTERRUPT_NONE) {
       conn.interrupt();
       try {
@@ -313,6 +409,7 @@ async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput
 
 
 async function runFragment(task: FragmentTask): Promise<WorkerReply> {
+  const slicer = task.slicing === undefined ? undefined : new Slicer(task.slicing, task);
   const conn = await connection();
   const created: Created = { attached: [], views: [] };
   const cpu0 = threadCpuMs();
@@ -331,12 +428,12 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
         const alias = `__floe_out_${task.queryId.replace(/[^a-zA-Z0-9]/g, '')}_${task.fragmentId}`;
         await conn.run(`ATTACH ${sqlString(output.path)} AS ${quoteIdent(alias)}`);
         created.attached.push(alias);
-        const result = await drive(conn, `CREATE TABLE ${quoteIdent(alias)}.r AS ${task.sql}`, task);
+        const result = await drive(conn, `CREATE TABLE ${quoteIdent(alias)}.r AS ${task.sql}`, task, slicer);
         rows = Number((await result.getRowsJS())[0]?.[0] ?? 0);
         return { ok: true, kind: 'spilled', metrics: metrics() };
       }
       case 'rows': {
-        const result = await drive(conn, task.sql, task);
+        const result = await drive(conn, task.sql, task, slicer);
         const reader = new DuckDBResultReader(result as DuckDBMaterializedResult);
         const limit = output.maxRows;
         if (limit === undefined) await reader.readAll();
@@ -354,6 +451,7 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   } catch (e) {
     return { ok: false, error: toWireError(e, task), metrics: metrics() };
   } finally {
+    slicer?.close();
     await cleanUp(conn, created);
   }
 }

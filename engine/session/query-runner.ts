@@ -4,7 +4,8 @@
  *   bind (loop: the binder names tables it needs, we load them through the catalog service)
  *   → plan each scan's files (manifests read through the catalog's FileIO) → prune and estimate
  *   → classify → fragment → admit (workload manager: route, queue or reject) → execute on the
- *   DuckDB workers under the lease's signal and memory cap → rows.
+ *   DuckDB workers under the lease's signal and memory cap, each fragment time-sliced through the
+ *   lease's MLFQ (`lease.runFragment`) → rows.
  *
  * The planner does no I/O and the workers touch no store: this module is the I/O between them.
  */
@@ -149,11 +150,11 @@ export class QueryRunner {
     }
     const withRows = await this.fillSystemScans(ctx, plan);
     const result = await this.withLease(ctx, statement, shape, async (lease) => {
-      const r = await this.o.executor.execute(withRows, {
+      // Each fragment goes through the MLFQ quantum by quantum; CPU is charged per quantum there.
+      return this.o.executor.execute(withRows, {
         signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: ctx.arrow === true,
+        schedule: (run) => lease.runFragment(run),
       });
-      lease.chargeCpu(r.metrics.cpuMs);
-      return r;
     });
     if (explain) {
       const text = explainRows(plan, classification.workloadClass, classification.reason, rows, limits);

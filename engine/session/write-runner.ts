@@ -13,7 +13,7 @@
  */
 import { floeError, isFloeError } from '../../grammar/errors.js';
 import type { Parser } from '../../grammar/parser.js';
-import type { CreateTableAs, CreateView, Delete, Insert, Statement, Update } from '../../grammar/ir.js';
+import type { CreateTableAs, CreateView, Delete, Insert, Merge, MergeClause, Statement, Update } from '../../grammar/ir.js';
 import { identSql, quoteIdent, unparseExpr, unparseQuery } from '../../grammar/unparse.js';
 import { toCatalogError } from '../../catalog/rest/errors.js';
 import type { CatalogService } from '../../catalog/rest/service.js';
@@ -23,7 +23,7 @@ import type { FileScanTask } from '../../catalog/iceberg/scan.js';
 import type { TableRequirement } from '../../catalog/iceberg/table-updates.js';
 import { schema as makeSchema } from '../../catalog/iceberg/schema.js';
 import { findFieldByName } from '../../catalog/iceberg/schema.js';
-import { fragmentQuery, resolveTableName, type BoundQuery, type PlannedScan } from '../planner/index.js';
+import { formatTableName, fragmentQuery, resolveTableName, type BoundQuery, type PlannedScan } from '../planner/index.js';
 import { identName } from '../planner/names.js';
 import type { Fragment, FragmentPlan } from '../fragments.js';
 import type { Executor } from '../exec/index.js';
@@ -74,6 +74,7 @@ export class WriteRunner {
       case 'Delete': return this.deleteRows(ctx, s);
       case 'Update': return this.update(ctx, s);
       case 'CreateView': return this.createView(ctx, s);
+      case 'Merge': return this.merge(ctx, s);
       default: throw floeError('UNSUPPORTED_STATEMENT', { what: s.kind });
     }
   }
@@ -353,6 +354,121 @@ export class WriteRunner {
       await this.commitWithRebase(ctx, t, loaded.metadata, staged);
       return { columns: [label], types: ['BIGINT'], rows: [[matched.count]], bytesScanned: scans.reduce((n, x) => n + x.estimatedBytes, 0), fragments: 2 };
     });
+  }
+
+  // ------------------------------------------------------------------ MERGE (copy-on-write)
+
+  /**
+   * MERGE INTO target USING source ON … WHEN [NOT] MATCHED [AND …] THEN UPDATE | DELETE | INSERT | DO
+   * NOTHING, clauses tried in order, the first whose condition holds acts. The whole target is
+   * rewritten in one overwrite snapshot: its rows (updated, deleted or kept) from a LEFT JOIN on the
+   * source, then the source rows that match nothing, through the NOT MATCHED clauses. A target row
+   * that more than one source row matches is an error, as the SQL standard says.
+   */
+  private async merge(ctx: StatementContext, s: Merge): Promise<RowSet> {
+    const t = this.target(ctx, s.target);
+    const loaded = await this.loadTarget(ctx, t);
+    const schema = currentSchema(loaded.metadata);
+    const T = s.alias ? identSql(s.alias) : quoteIdent(identName(s.target.parts[s.target.parts.length - 1]!));
+    const sourceAlias: string | undefined = s.source.kind === 'Scan' ? (s.source.alias?.name.name ?? identName(s.source.table.parts[s.source.table.parts.length - 1]!))
+      : s.source.kind === 'Derived' ? s.source.alias?.name.name : undefined;
+    if (sourceAlias === undefined) throw floeError('INVALID_PARAMETER', { name: 'USING', detail: 'give the source an alias' });
+    const S = quoteIdent(sourceAlias);
+    const targetSql = `${s.target.parts.map(identSql).join('.')} AS ${T}`;
+    const sourceSql = `(SELECT *, TRUE AS __floe_matched FROM (${unparseQuery(s.source)}) AS __floe_src) AS ${S}`;
+    const on = unparseExpr(s.on);
+    const cond = (c: MergeClause) => (c.condition === undefined ? 'TRUE' : `coalesce((${unparseExpr(c.condition)}), false)`);
+    const matchedClauses = s.clauses.map((c, i) => ({ c, i })).filter((x) => x.c.matched);
+    const notMatched = s.clauses.map((c, i) => ({ c, i })).filter((x) => !x.c.matched);
+    const matchedAction = `(CASE ${matchedClauses.map(({ c, i }) => `WHEN ${cond(c)} THEN ${i + 1}`).join(' ') || 'WHEN FALSE THEN 0'} ELSE 0 END)`;
+    const notMatchedAction = `(CASE ${notMatched.map(({ c, i }) => `WHEN ${cond(c)} THEN ${i + 1}`).join(' ') || 'WHEN FALSE THEN 0'} ELSE 0 END)`;
+    const column = (name: string) => findFieldByName(schema, name, false);
+    const setsOf = (c: MergeClause): Map<number, string> => {
+      const out = new Map<number, string>();
+      if (c.action.kind === 'MergeUpdate') {
+        for (const a of c.action.assignments) {
+          const name = a.column[a.column.length - 1]!;
+          const f = column(identName(name));
+          if (!f || a.column.length > 2) throw floeError('UNDEFINED_COLUMN', { name: a.column.map((p) => p.name).join('.') });
+          out.set(f.id, a.value === undefined ? 'NULL' : unparseExpr(a.value));
+        }
+      }
+      if (c.action.kind === 'MergeInsert') {
+        const names = c.action.columns.length > 0 ? c.action.columns.map((x) => identName(x)) : schema.fields.map((f) => f.name);
+        if (names.length !== c.action.values.length) throw floeError('DATATYPE_MISMATCH', { detail: `INSERT names ${names.length} columns and gives ${c.action.values.length} values` });
+        names.forEach((n, k) => {
+          const f = column(n);
+          if (!f) throw floeError('UNDEFINED_COLUMN', { name: n });
+          const v = c.action.kind === 'MergeInsert' ? c.action.values[k] : undefined;
+          out.set(f.id, v === undefined ? 'NULL' : unparseExpr(v));
+        });
+      }
+      return out;
+    };
+    const sets = new Map(s.clauses.map((c, i) => [i + 1, setsOf(c)] as const));
+    const cast = (expr: string, f: (typeof schema.fields)[number]) => {
+      const value = `CAST((${expr}) AS ${duckdbType(f.type)})`;
+      return f.required ? `CASE WHEN ${value} IS NULL THEN error(${sqlText(`NULL value in column ${f.name}, which is NOT NULL`)}) ELSE ${value} END` : value;
+    };
+    // The acting clause of each row, inline: the values refer to both the target and the source.
+    const A = `(CASE WHEN coalesce(${S}.__floe_matched, false) THEN ${matchedAction} ELSE 0 END)`;
+    const N = notMatchedAction;
+    const updatedColumns = schema.fields.map((f) => {
+      const whens = matchedClauses.filter(({ c, i }) => c.action.kind === 'MergeUpdate' && sets.get(i + 1)!.has(f.id))
+        .map(({ i }) => `WHEN ${A} = ${i + 1} THEN ${cast(sets.get(i + 1)!.get(f.id)!, f)}`);
+      return `${whens.length > 0 ? `CASE ${whens.join(' ')} ELSE ${T}.${quoteIdent(f.name)} END` : `${T}.${quoteIdent(f.name)}`} AS ${quoteIdent(f.name)}`;
+    });
+    const deleteActions = matchedClauses.filter(({ c }) => c.action.kind === 'MergeDelete').map(({ i }) => i + 1);
+    const insertActions = notMatched.filter(({ c }) => c.action.kind === 'MergeInsert').map(({ i }) => i + 1);
+    const insertedColumns = schema.fields.map((f) => {
+      const whens = insertActions.map((k) => `WHEN ${N} = ${k} THEN ${cast(sets.get(k)!.get(f.id) ?? 'NULL', f)}`);
+      return `${whens.length > 0 ? `CASE ${whens.join(' ')} END` : `CAST(NULL AS ${duckdbType(f.type)})`} AS ${quoteIdent(f.name)}`;
+    });
+    // The rewritten table: target rows (minus deleted ones) and the inserted source rows.
+    const targetRows = `SELECT ${updatedColumns.join(', ')} FROM ${targetSql} LEFT JOIN ${sourceSql} ON ${on}
+      WHERE ${deleteActions.length > 0 ? `${A} NOT IN (${deleteActions.join(', ')})` : 'TRUE'}`;
+    const sourceRows = `SELECT ${insertedColumns.join(', ')} FROM ${sourceSql}
+      WHERE NOT EXISTS (SELECT 1 FROM ${targetSql} WHERE ${on}) AND ${N} IN (${insertActions.length > 0 ? insertActions.join(', ') : '-1'})`;
+    const updateActions = matchedClauses.filter(({ c }) => c.action.kind === 'MergeUpdate').map(({ i }) => i + 1);
+    const inList = (xs: number[]) => (xs.length > 0 ? xs.join(', ') : '-1');
+    const counts = `SELECT
+        (SELECT count(*) FROM ${sourceSql} WHERE NOT EXISTS (SELECT 1 FROM ${targetSql} WHERE ${on}) AND ${N} IN (${inList(insertActions)})) AS inserted,
+        (SELECT count(*) FROM ${targetSql} LEFT JOIN ${sourceSql} ON ${on} WHERE ${A} IN (${inList(updateActions)})) AS updated,
+        (SELECT count(*) FROM ${targetSql} LEFT JOIN ${sourceSql} ON ${on} WHERE ${A} IN (${inList(deleteActions)})) AS deleted`;
+    const countBound = await this.o.queries.bind(ctx, this.parse(counts));
+    const countFragment = await this.oneFragment(ctx, countBound);
+    const c = await this.o.executor.execute({ fragments: [countFragment] }, ctx.signal ? { signal: ctx.signal } : {});
+    const [inserted, updated, deleted] = (c.rows[0] ?? []).map((v) => Number(v));
+    if (updated || deleted) await this.refuseMultipleMatches(ctx, t, `SELECT * FROM ${targetSql} JOIN ${sourceSql} ON ${on}`);
+    const rowsOut = { columns: ['rows_inserted', 'rows_updated', 'rows_deleted'], types: ['BIGINT', 'BIGINT', 'BIGINT'], rows: [[inserted ?? 0, updated ?? 0, deleted ?? 0]] };
+    if (!inserted && !updated && !deleted) return rowsOut;
+    const bound = await this.o.queries.bind(ctx, this.parse(`${targetRows} UNION ALL ${sourceRows}`));
+    const targetFiles = currentSnapshot(loaded.metadata) === undefined ? []
+      : (await this.o.queries.plannedScans(ctx, await this.o.queries.bind(ctx, this.parse(`SELECT * FROM ${targetSql}`))))[0]?.tasks ?? [];
+    const fragment = await this.oneFragment(ctx, bound);
+    return this.o.queries.withLease(ctx, s, this.shape(bound, targetFiles.reduce((n, f) => n + f.file.recordCount, 0)), async (lease) => {
+      const cc = catalogContextOf(ctx);
+      const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
+      const { request, dataLocation } = appendWriteRequest(loaded.metadata, fragment.sql, fragment.scans, { locationMappings: catalogRecord.locationMappings });
+      const written = await this.o.executor.write(request, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes });
+      lease.chargeCpu(written.metrics.cpuMs);
+      const added = dataFilesFromWritten(loaded.metadata, written.files, dataLocation);
+      const io = await this.o.catalog.fileIOFor(cc, t.catalog);
+      const staged = await stageOverwrite(io, loaded.metadata, new Set(targetFiles.map((f) => f.file.filePath)), added);
+      await this.commitWithRebase(ctx, t, loaded.metadata, staged);
+      return { ...rowsOut, bytesScanned: fragment.scans.reduce((n, x) => n + x.estimatedBytes, 0), fragments: 2 };
+    });
+  }
+
+  /** A target row (by data file and position) that several source rows match is an error. */
+  private async refuseMultipleMatches(ctx: StatementContext, t: Target, joinSql: string): Promise<void> {
+    const bound = await this.o.queries.bind(ctx, this.parse(joinSql));
+    const fragment = await this.oneFragment(ctx, bound);
+    const targetName = formatTableName({ catalog: t.catalog, namespace: t.ident.namespace, name: t.ident.name });
+    const scans = fragment.scans.map((x) => (x.tableName === targetName ? { ...x, rowPositions: true } : x));
+    const check: Fragment = { ...fragment, scans, sql: `SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM (${fragment.sql}) AS j GROUP BY __floe_file_path, __floe_pos) AS m` };
+    const r = await this.o.executor.execute({ fragments: [check] }, ctx.signal ? { signal: ctx.signal } : {});
+    if (Number(r.rows[0]?.[0] ?? 0) > 1) throw floeError('DATA_EXCEPTION', { detail: 'MERGE: a target row matched more than one source row' });
   }
 
   // ------------------------------------------------------------------ views

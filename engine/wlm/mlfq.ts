@@ -59,6 +59,8 @@ export interface MlfqQueryAccount {
 interface Waiting<T> {
   readonly item: T;
   readonly account: MlfqQueryAccount;
+  /** 1 for High priority or above (served first inside its level), else 0. */
+  readonly urgent: number;
   readonly key: number;
   readonly seq: number;
   cancelled: boolean;
@@ -97,7 +99,7 @@ export class MultilevelQueue<T> {
 
   constructor(readonly settings: MultilevelQueueSettings = DEFAULT_MULTILEVEL_SETTINGS) {
     const n = settings.levelThresholdsSeconds.length;
-    this.waiting = Array.from({ length: n }, () => new MinHeap<Waiting<T>>((a, b) => a.key !== b.key ? a.key < b.key : a.seq < b.seq));
+    this.waiting = Array.from({ length: n }, () => new MinHeap<Waiting<T>>((a, b) => a.urgent !== b.urgent ? a.urgent > b.urgent : a.key !== b.key ? a.key < b.key : a.seq < b.seq));
     this.live = new Array<number>(n).fill(0);
     this.levelScheduledNanos = new Array<number>(n).fill(0);
     this.levelRunNanos = new Array<number>(n).fill(0);
@@ -140,7 +142,7 @@ export class MultilevelQueue<T> {
       const expected = this.level0TargetNanos() / Math.pow(this.settings.levelTimeMultiplier, level);
       this.levelScheduledNanos[level] = Math.max(this.levelScheduledNanos[level]!, expected);
     }
-    const w: Waiting<T> = { item, account, key: account.levelPriority, seq: this.seq++, cancelled: false };
+    const w: Waiting<T> = { item, account, urgent: account.priority >= HIGH_PRIORITY ? 1 : 0, key: account.levelPriority, seq: this.seq++, cancelled: false };
     this.waiting[level]!.push(w);
     this.live[level]! += 1;
     return {
@@ -157,7 +159,9 @@ export class MultilevelQueue<T> {
    * The next quantum to run, or undefined. Trino's rule: each level is owed a target share of the
    * scheduled time (level 0 the most, each next level `1/multiplier` of the previous); the level
    * furthest below its target (the highest target/actual ratio) goes next, and inside it the
-   * quantum of the query with the least time at that level.
+   * quantum of the query with the least time at that level; except that High priority quanta (which
+   * never leave level 0) go before Normal and Low ones there, so a dashboard's query does not wait
+   * its turn behind every batch query still in its first second of CPU.
    */
   poll(): { item: T; account: MlfqQueryAccount; level: number } | undefined {
     let target = this.level0TargetNanos();

@@ -5,6 +5,7 @@
  * before COMMIT was sent → 503 and the attempt's file is deleted. Nothing is half-applied.
  */
 import t from 'tap';
+import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { MetaStore, SqlExecutor } from '../../catalog/store/meta-store.js';
@@ -54,20 +55,27 @@ t.test('an unknowable commit outcome is 5xx, never 4xx', async (t) => {
     const files = () => readdirSync(dir).filter((f) => f.endsWith('.metadata.json')).length;
 
     arm('at-commit');
-    const unknown = await client.post(url, appendCommit(created.body, 1n));
+    const key = randomUUID();
+    const first = appendCommit(created.body, 1n);
+    const unknown = await client.post(url, first, { headers: { 'idempotency-key': key } });
     t.equal(unknown.status, 500);
     t.equal(unknown.body.error.type, 'CommitStateUnknownException');
     t.equal(files(), 2, 'the file is kept: it may be the table\'s metadata now');
     const after = await client.get(url);
     t.equal(after.body['metadata-location'], created.body['metadata-location'], 'the store rolled back here, so the pointer did not move');
+    const retried = await client.post(url, first, { headers: { 'idempotency-key': key } });
+    t.equal(retried.status, 200, 'a 5xx is never stored: the retry with the same key runs again');
+    t.notOk(retried.headers['idempotency-replayed']);
+    t.equal((await client.post(url, first, { headers: { 'idempotency-key': key } })).headers['idempotency-replayed'], 'true', 'and its 200 is replayed');
 
+    const current = (await client.get(url)).body;
     arm('before-commit');
-    const outage = await client.post(url, appendCommit(after.body, 2n));
+    const outage = await client.post(url, appendCommit(current, 2n));
     t.equal(outage.status, 503);
     t.equal(outage.body.error.type, 'ServiceUnavailableException');
-    t.equal(files(), 2, 'the failed attempt\'s file is deleted');
+    t.equal(files(), 3, 'the failed attempt\'s file is deleted');
 
-    const ok = await client.post(url, appendCommit(after.body, 3n));
+    const ok = await client.post(url, appendCommit(current, 3n));
     t.equal(ok.status, 200, 'the table still commits');
     t.equal(BigInt(ok.body.metadata['current-snapshot-id']), 3n);
   });

@@ -201,3 +201,11 @@ t.test('property: with arrivals of any size and priority, every waiting query is
   }), { numRuns: 100 });
   t.pass('no query starved');
 });
+
+t.test('inside level 0, a High priority quantum goes before Normal and Low ones that waited longer', async (t) => {
+  const q = new MultilevelQueue<string>();
+  q.offer('batch-1', q.newAccount('b1', PRIORITY.low));
+  q.offer('batch-2', q.newAccount('b2', PRIORITY.normal));
+  q.offer('dashboard', q.newAccount('d', PRIORITY.high));
+  t.same([q.poll()!.item, q.poll()!.item, q.poll()!.item], ['dashboard', 'batch-1', 'batch-2']);
+});

@@ -84,7 +84,10 @@ export function registerTableRoutes(app: FastifyInstance, state: FloeState): voi
     const t = await state.catalog.commitTable(catalogContext(req), prefixOf(req), ident, change.requirements, change.updates);
     // CommitTableResponse: metadata-location and metadata (both required).
     reply.header('etag', etagOf(t.metadataLocation as string, 'all'));
-    return sendJson(reply, 200, { 'metadata-location': t.metadataLocation, metadata: loadTableResultToJson(t).metadata });
+    const metadataLocation = stringifyJson(t.metadataLocation);
+    // The metadata text just written to the file is valid JSON for the body: no second serialization.
+    const body = t.metadataJson !== undefined ? `{"metadata-location":${metadataLocation},"metadata":${t.metadataJson}}` : { 'metadata-location': t.metadataLocation, metadata: loadTableResultToJson(t).metadata };
+    return sendJson(reply, 200, body);
   });
   app.delete(TABLE, async (req, reply) => {
     await state.catalog.dropTable(catalogContext(req), prefixOf(req), entityOf(req), { purge: queryBoolean(req, 'purgeRequested') });

@@ -103,7 +103,7 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
         }
         const location = nextMetadataLocation(next, row?.metadataLocation, deps.newUuid());
         written.push(location);
-        await deps.files.writeTable(cat, location, next);
+        const metadataJson = await deps.files.writeTable(cat, location, next);
         if (row === undefined) {
           let inserted: EntityRecord | undefined;
           try {
@@ -117,7 +117,7 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
         } else if (!(await swapMetadataLocation(tx, row.id, row.metadataLocation, location))) {
           throw new CatalogError('CommitFailedException', `Commit failed: table ${qualifiedName(change.ident)} changed concurrently`);
         }
-        out.push({ catalogId: cat.id, ident: change.ident, metadataLocation: location, metadata: next, config: NO_CONFIG });
+        out.push({ catalogId: cat.id, ident: change.ident, metadataLocation: location, metadata: next, metadataJson, config: NO_CONFIG });
         if (base !== undefined && row !== undefined) obsolete.push(...droppedMetadataFiles(base, row.metadataLocation, next));
       }
       commitSent = true;
