@@ -16,10 +16,13 @@
  *
  *   npm run bench -- tpch [--sf 0.01|1|both] [--runs N] [--seconds N] [--clients N] [--backend pglite|postgres]
  *                         [--workers N] [--threads N]
+ *
+ * The server runs with `query.workers` = --workers (default: the configuration's) and
+ * `query.threads_per_worker` = --threads (default: the core count, not the configuration's 1).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import pg from 'pg';
@@ -45,7 +48,9 @@ const RUNS = Number(args.get('runs') ?? 3);
 const SECONDS = Number(args.get('seconds') ?? 10);
 const CLIENTS = Number(args.get('clients') ?? 32);
 const WORKERS = Number(args.get('workers') ?? DEFAULT_CONFIG.query.workers);
-const THREADS = Number(args.get('threads') ?? DEFAULT_CONFIG.query.threads_per_worker);
+// DuckDB threads per worker: every core by default (`query.threads_per_worker`; the configuration's
+// own default of 1 leaves a single-fragment query, most of TPC-H, one core: docs/performance.md).
+const THREADS = Number(args.get('threads') ?? Math.max(DEFAULT_CONFIG.query.threads_per_worker, Math.min(16, availableParallelism())));
 const WARMUP_SECONDS = 2;
 
 const CLIENT_ID = 'floe_bench_admin';
