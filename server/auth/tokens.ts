@@ -107,6 +107,20 @@ export class TokenService {
 
   /** Validates a bearer token end to end (signature, claims, principal status and epoch). */
   async verify(token: string): Promise<Verification> {
+    const signed = await this.verifySignature(token);
+    if (!signed.ok) return signed;
+    const claims = signed.claims;
+    const principal = await loadPrincipalAuthState(this.db, claims.tid, claims.sub);
+    if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'principal may not sign in' };
+    if (claims.sess_epoch < principal.sessionEpoch) return { ok: false, reason: 'session revoked' };
+    return { ok: true, auth: { principal, scopes: new Set(parseScopeClaim(claims.scope)), claims } };
+  }
+
+  /**
+   * The signature, time and fixed claims only, without the store: what a public route that merely
+   * wants to know the caller's tenant (GET /v1/config) may rely on. Not an authentication.
+   */
+  async verifySignature(token: string): Promise<{ readonly ok: true; readonly claims: AccessTokenClaims } | { readonly ok: false; readonly reason: string }> {
     let payload: JWTPayload;
     const hit = this.#verified.get(token);
     if (hit !== undefined) {
@@ -141,10 +155,7 @@ export class TokenService {
     }
     const claims = checkClaimShapes(payload);
     if (!claims) return { ok: false, reason: 'invalid token' };
-    const principal = await loadPrincipalAuthState(this.db, claims.tid, claims.sub);
-    if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'principal may not sign in' };
-    if (claims.sess_epoch < principal.sessionEpoch) return { ok: false, reason: 'session revoked' };
-    return { ok: true, auth: { principal, scopes: new Set(parseScopeClaim(claims.scope)), claims } };
+    return { ok: true, claims };
   }
 }
 
