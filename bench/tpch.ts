@@ -278,13 +278,16 @@ async function runScale(sf: string, b: Backend): Promise<{ scale: ScaleResult; c
   // Tables with the TPC-H types, created over HTTP; then the server stops for the imports (PGlite
   // is one process's store) and starts again over the loaded warehouse.
   let server = await startCli(['--port', '0', '--data-dir', dataDir], env);
-  let client = await Client.connect(server);
-  await client.sql('CREATE SCHEMA tpch');
-  for (const [table, columns] of Object.entries(TPCH_TABLES)) {
-    await client.sql(`CREATE TABLE tpch.${table} (${columns.map(([n, ty]) => `${n} ${ICEBERG_TYPES[ty]}`).join(', ')})`);
+  try {
+    const ddl = await Client.connect(server);
+    await ddl.sql('CREATE SCHEMA tpch');
+    for (const [table, columns] of Object.entries(TPCH_TABLES)) {
+      await ddl.sql(`CREATE TABLE tpch.${table} (${columns.map(([n, ty]) => `${n} ${ICEBERG_TYPES[ty]}`).join(', ')})`);
+    }
+    await ddl.close();
+  } finally {
+    await server.stop();
   }
-  await client.close();
-  await server.stop();
   const importMs = importAll(dataDir, env, files);
   if (sf !== '0.01') rmSync(files.get('lineitem')!.replace(/lineitem\.parquet$/, ''), { recursive: true, force: true });
   server = await startCli(['--port', '0', '--data-dir', dataDir], env);
@@ -294,7 +297,7 @@ async function runScale(sf: string, b: Backend): Promise<{ scale: ScaleResult; c
     await running.stop();
     throw e;
   };
-  client = await Client.connect(server).catch(failed);
+  const client = await Client.connect(server).catch(failed);
   const tableFiles = await currentFiles(client).catch(failed);
   const raw = await rawDuckDB(tableFiles, WORKERS * THREADS).catch(failed);
   try {
@@ -315,13 +318,15 @@ async function runScale(sf: string, b: Backend): Promise<{ scale: ScaleResult; c
   }
 }
 
-const b = await backend();
-const metrics: Record<string, unknown> = { backend: b.name, workers: WORKERS, threads_per_worker: THREADS, duckdb_threads: WORKERS * THREADS, runs: RUNS };
+const metrics: Record<string, unknown> = { workers: WORKERS, threads_per_worker: THREADS, duckdb_threads: WORKERS * THREADS, runs: RUNS };
 const targets: Record<string, Target> = {};
 const summary: string[] = [];
-try {
-  const scales = SF === 'both' ? ['0.01', '1'] : [SF];
-  for (const [i, sf] of scales.entries()) {
+const scales = SF === 'both' ? ['0.01', '1'] : [SF];
+for (const [i, sf] of scales.entries()) {
+  // Each scale on its own store (a fresh PostgreSQL database, or a fresh PGlite folder).
+  const b = await backend();
+  metrics.backend = b.name;
+  try {
     const r = await runScale(sf, b);
     metrics[`sf${sf}`] = r.scale;
     summary.push(`SF${sf} Floe ${Math.round(r.scale.floe_total_ms)} ms vs DuckDB ${Math.round(r.scale.duckdb_total_ms)} ms (${r.scale.ratio}x)`);
@@ -348,8 +353,8 @@ try {
     await r.client?.close();
     await r.server?.stop();
     rmSync(r.dataDir, { recursive: true, force: true });
+  } finally {
+    await b.drop();
   }
-} finally {
-  await b.drop();
 }
 writeBenchResult('tpch', metrics, targets, summary.join('; '));

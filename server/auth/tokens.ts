@@ -107,9 +107,11 @@ export class TokenService {
 
   /** Validates a bearer token end to end (signature, claims, principal status and epoch). */
   async verify(token: string): Promise<Verification> {
-    const signed = await this.verifySignature(token);
+    const signed = await this.signedPayload(token);
     if (!signed.ok) return signed;
-    const claims = signed.claims;
+    const payload = signed.payload;
+    const claims = checkClaimShapes(payload);
+    if (!claims) return { ok: false, reason: 'invalid token' };
     const principal = await loadPrincipalAuthState(this.db, claims.tid, claims.sub);
     if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'principal may not sign in' };
     if (claims.sess_epoch < principal.sessionEpoch) return { ok: false, reason: 'session revoked' };
@@ -121,7 +123,14 @@ export class TokenService {
    * wants to know the caller's tenant (GET /v1/config) may rely on. Not an authentication.
    */
   async verifySignature(token: string): Promise<{ readonly ok: true; readonly claims: AccessTokenClaims } | { readonly ok: false; readonly reason: string }> {
-    let payload: JWTPayload;
+    const signed = await this.signedPayload(token);
+    if (!signed.ok) return signed;
+    const claims = checkClaimShapes(signed.payload);
+    return claims ? { ok: true, claims } : { ok: false, reason: 'invalid token' };
+  }
+
+  /** The payload of a token whose signature and fixed claims hold (from `#verified` when seen before). */
+  private async signedPayload(token: string): Promise<{ readonly ok: true; readonly payload: JWTPayload } | { readonly ok: false; readonly reason: string }> {
     const hit = this.#verified.get(token);
     if (hit !== undefined) {
       const now = this.clock.now() / 1000;
@@ -133,10 +142,11 @@ export class TokenService {
         this.#verified.delete(token);
         return { ok: false, reason: 'invalid token' };
       }
-      payload = hit.payload;
-    } else try {
+      return { ok: true, payload: hit.payload };
+    }
+    try {
       let kid: string | undefined;
-      ({ payload } = await jwtVerify(token, async (header) => {
+      const { payload } = await jwtVerify(token, async (header) => {
         kid = header.kid;
         const key = await this.keys.verificationKey(header.kid);
         if (!key) throw new joseErrors.JWKSNoMatchingKey();
@@ -147,15 +157,13 @@ export class TokenService {
         audience: this.options.audience,
         currentDate: new Date(this.clock.now()),
         requiredClaims: ['sub', 'exp', 'iat', 'jti'],
-      }));
+      });
       if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.delete(this.#verified.keys().next().value!);
       this.#verified.set(token, { payload, kid });
+      return { ok: true, payload };
     } catch (e) {
       return { ok: false, reason: e instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid token' };
     }
-    const claims = checkClaimShapes(payload);
-    if (!claims) return { ok: false, reason: 'invalid token' };
-    return { ok: true, claims };
   }
 }
 
