@@ -17,6 +17,7 @@ import type { MetaStore } from './catalog/store/meta-store.js';
 import { DEFAULT_CONFIG, validateConfig, type FloeConfig } from './server/config.js';
 import { openState, type FloeState } from './server/state.js';
 import { loadPrincipalAuthState, TENANT_ADMIN_ROLE } from './engine/principals/principals.js';
+import { ALL_SCOPES } from './engine/principals/scopes.js';
 import type { QueryAnswer, QueryPrincipal, QueryRequest } from './engine/session/query-service.js';
 
 export { FloeError, isFloeError } from './grammar/errors.js';
@@ -56,7 +57,7 @@ export class Floe {
     }
     const principal: QueryPrincipal = {
       tenantId: admin.tenantId, principalId: admin.id, name: admin.name, roles: admin.roles, isTenantAdmin: true,
-      kind: admin.kind, authMethod: 'client_credentials', scopeClaim: 'sql',
+      kind: admin.kind, authMethod: 'client_credentials', scopeClaim: ALL_SCOPES.join(' '),
       amr: ['embedded'], authTime: Math.floor(Date.now() / 1000), defaultWarehouse: null,
     };
     return new Floe(state, principal, () => {

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_WORKLOAD_SPEC, WORKLOAD_CONFIG_SCHEMA, WORKLOAD_SCHEMA_DEFS, WorkloadConfigError, resolveWorkloadConfig, type WorkloadConfigSpec } from '../engine/wlm/config.js';
@@ -94,7 +95,10 @@ export const DEFAULT_CONFIG: FloeConfig = {
     default_warehouse: 'default',
     warehouses: { default: { cu_per_hour: 1 } },
     workers: 2,
-    threads_per_worker: 1,
+    // A query that runs alone (most of TPC-H is one fragment) should have every core; several
+    // running at once share them through the OS. One thread per worker left half of a 2-core
+    // machine idle on single-fragment queries (docs/performance.md).
+    threads_per_worker: Math.max(1, Math.min(16, availableParallelism())),
     data_directories: [],
     spill_directory: null,
   },

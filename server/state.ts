@@ -33,6 +33,7 @@ import { DEFAULT_FRAGMENT_OPTIONS } from '../engine/planner/index.js';
 import type { SystemTableProvider } from '../engine/system/provider.js';
 import { NamespacesProvider, TablesProvider } from '../engine/system/catalog-tables.js';
 import { ResourceGroupsProvider } from '../engine/system/resource-groups.js';
+import { AuditLogProvider } from '../engine/system/audit-log.js';
 
 export interface FloeState {
   readonly config: FloeConfig;
@@ -127,6 +128,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const resourceGroups = new ResourceGroupsProvider(wlm);
     const systemTables = new Map<string, SystemTableProvider>([
       [history.name, history], [tablesProvider.name, tablesProvider], ['namespaces', new NamespacesProvider(catalog)], [resourceGroups.name, resourceGroups],
+      ['audit_log', new AuditLogProvider(store)],
     ]);
     const queryRunnerExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), writePlan: (p, r, o) => executorOf().writePlan(p, r, o), get stagingDirectory() { return executorOf().stagingDirectory; }, get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
     const queryRunner = new QueryRunner({

@@ -30,6 +30,10 @@ await onEachBackend(t, async (t, store) => {
     const d = await run('DESCRIBE USER alice', admin);
     t.equal(d.statusCode, 200, d.body);
     t.notMatch(d.body, /argon2|Correct-Horse/, 'no hash, no password');
+    const audit = await run("SELECT event_type, target_name FROM system.audit_log WHERE target_name = 'alice'", admin);
+    t.equal(audit.statusCode, 200, audit.body);
+    t.match(audit.json(), { rows: [['create_user', 'alice']] }, 'system.audit_log has the creation');
+    t.equal((await run('SELECT count(*) FROM system.audit_log', alice)).statusCode, 403, 'only tenant_admin reads the audit log');
     const users = await run("SHOW USERS LIKE 'ali%'", admin);
     t.match(users.body, /alice/);
     const bad = await signIn('alice', 'wrong-password-123');

@@ -28,6 +28,7 @@ import { DuckDBResultReader } from '@duckdb/node-api';
 import { isFloeError, floeError } from '../../grammar/errors.js';
 import type { FloeError } from '../../grammar/errors.js';
 import { localPath, quoteIdent, scanSql, sqlString } from '../iceberg-io/read.js';
+import type { FileColumn } from '../iceberg-io/read.js';
 import { transformSql } from '../iceberg-io/partition-sql.js';
 import { fragmentRelation } from '../fragments.js';
 import type { TableScanInput } from '../fragments.js';
@@ -327,7 +328,7 @@ async function bindRelations(
   }
   for (const scan of task.scans) {
     const noIds = scan.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, scan);
-    view(scan.relation, scanSql(scan, { filesWithoutFieldIds: noIds }));
+    view(scan.relation, scanSql(scan, { filesWithoutFieldIds: noIds, fileColumnsById: await fileColumnsById(conn, scan) }));
   }
   for (const system of task.systemScans ?? []) {
     if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
@@ -358,6 +359,40 @@ async function cleanUp(conn: DuckDBConnection, created: Created): Promise<void> 
 }
 
 /** Data files of a name-mapped scan that carry no Parquet field ids, with their top-level column names. */
+/** Scans of more files than this are read through the field-id map without looking at the files first. */
+const MAX_FILES_INSPECTED = 256;
+
+/**
+ * The top-level primitive columns of each data file of a scan by field id, from the Parquet
+ * footers (`parquet_schema`, depth-first: a row's depth follows from its parents' child counts).
+ * `scanSql` reads files by name when they all store the projected fields alike (see there).
+ */
+async function fileColumnsById(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, Map<number, FileColumn>>> {
+  const paths = scan.tasks.map((t) => localPath(t.file.filePath, scan.locationMappings ?? []));
+  const out = new Map<string, Map<number, FileColumn>>();
+  if (paths.length === 0 || paths.length > MAX_FILES_INSPECTED) return out;
+  const reader = await conn.runAndReadAll(
+    `SELECT file_name, name, field_id, num_children, concat_ws('|', type, type_length, repetition_type, converted_type, scale, precision, logical_type::VARCHAR) FROM parquet_schema([${[...new Set(paths)].map(sqlString).join(', ')}])`,
+  );
+  const remaining = new Map<string, number[]>();
+  for (const [file, name, fieldId, children, signature] of reader.getRowsJS()) {
+    const path = String(file);
+    let stack = remaining.get(path);
+    if (stack === undefined) remaining.set(path, stack = []);
+    const depth = stack.length;
+    if (depth > 0) stack[depth - 1]! -= 1;
+    const n = children === null ? 0 : Number(children);
+    if (depth === 1 && n === 0 && fieldId !== null) {
+      let columns = out.get(path);
+      if (columns === undefined) out.set(path, columns = new Map());
+      columns.set(Number(fieldId), { name: String(name), signature: String(signature) });
+    }
+    if (n > 0) stack.push(n);
+    while (stack.length > 0 && stack[stack.length - 1] === 0) stack.pop();
+  }
+  return out;
+}
+
 async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, readonly string[]>> {
   const paths = scan.tasks.map((t) => localPath(t.file.filePath, scan.locationMappings ?? []));
   const out = new Map<string, readonly string[]>();

@@ -6,7 +6,7 @@ import type { MetaStore } from '../../catalog/store/meta-store.js';
 import type { Statement } from '../../grammar/ir.js';
 import { floeError } from '../../grammar/errors.js';
 import {
-  executePrincipalStatement, isPrincipalStatement, tokenRestriction, findPrincipalByName,
+  executePrincipalStatement, isPrincipalStatement, tokenRestriction, findPrincipalByName, RESTRICTION_SCOPE_PREFIX,
   type PrincipalContext, type PrincipalsConfig, type SecretBox, type WebhooksConfig,
 } from '../principals/index.js';
 import type { RowSet, StatementContext } from './query-service.js';
@@ -35,6 +35,8 @@ export class PrincipalStatements {
     return executePrincipalStatement(this.context(p.tenantId, {
       id: p.principalId, name: p.name, kind: p.kind, roles: p.roles, amr: p.amr, authTime: p.authTime,
       authMethod: p.authMethod, restriction: tokenRestriction(p.scopeClaim),
+      // A PAT a principal makes for itself cannot carry scopes its own token lacks.
+      scopes: p.scopeClaim.split(' ').filter((w) => w.length > 0 && !w.startsWith(RESTRICTION_SCOPE_PREFIX)),
     }), statement);
   }
 

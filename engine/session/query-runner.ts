@@ -152,7 +152,7 @@ export class QueryRunner {
     const result = await this.withLease(ctx, statement, shape, async (lease) => {
       // Each fragment goes through the MLFQ quantum by quantum; CPU is charged per quantum there.
       return this.o.executor.execute(withRows, {
-        signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: true,
+        signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: ctx.arrow === true,
         schedule: (run) => lease.runFragment(run),
       });
     });

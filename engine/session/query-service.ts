@@ -64,6 +64,8 @@ export interface QueryRequest {
   readonly source?: string;
   /** Cancels the statement (the client went away, or an operator cancelled it). */
   readonly signal?: AbortSignal;
+  /** The client asked for an Arrow IPC stream: queries build one beside the rows (only then). */
+  readonly arrow?: boolean;
 }
 
 /** A result set; values are JSON-safe and lossless (see docs/query.md). */
@@ -94,6 +96,8 @@ export interface StatementContext {
   readonly timeoutMs: number | undefined;
   readonly source: string | undefined;
   readonly signal: AbortSignal | undefined;
+  /** Build the Arrow IPC stream of a query's rows (the client asked for one). */
+  readonly arrow?: boolean;
 }
 
 /** Runs one category of statements; supplied by the context that owns it. */
@@ -172,7 +176,7 @@ export class QueryService {
       if (restriction !== undefined && !statementAllowedUnderRestriction(restriction, parsed.statement)) {
         throw floeError('PERMISSION_DENIED', { detail: restriction === 'change_password' ? 'the password must be changed first (ALTER USER SELF SET PASSWORD)' : 'a second factor must be enrolled first (ALTER USER SELF ENROLL MFA TOTP)' });
       }
-      const ctx: StatementContext = { principal, session, queryId, lifecycle, timeoutMs, source: request.source, signal: request.signal };
+      const ctx: StatementContext = { principal, session, queryId, lifecycle, timeoutMs, source: request.source, signal: request.signal, arrow: request.arrow === true };
       const outcome = await this.run(ctx, parsed.statement);
       const result = outcome.result;
       if (result.rows.length > this.o.maxResultRows) throw floeError('RESULT_TOO_LARGE', { limit: this.o.maxResultRows, unit: 'rows' });

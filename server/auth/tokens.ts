@@ -63,6 +63,9 @@ export interface TokenServiceOptions {
   readonly accessTokenTtlSeconds: number;
 }
 
+/** Verified token texts kept (see `TokenService.#verified`). */
+const VERIFIED_CACHE_SIZE = 4096;
+
 export class TokenService {
   constructor(
     private readonly keys: KeyRing,
@@ -93,11 +96,58 @@ export class TokenService {
     return { accessToken, expiresIn: this.options.accessTokenTtlSeconds, claims };
   }
 
+  /**
+   * Tokens whose signature and fixed claims (iss, aud, alg) were verified, by their exact text,
+   * with the key id that verified them: an ES256 verification costs more than the rest of a small
+   * query, and a client sends the same token on every request. A hit still checks the time claims
+   * and that the key may still verify; the principal's status and epoch are read on every request.
+   * A different (forged or altered) text never hits. Bounded; the oldest entry goes first.
+   */
+  readonly #verified = new Map<string, { readonly payload: JWTPayload; readonly kid: string | undefined }>();
+
   /** Validates a bearer token end to end (signature, claims, principal status and epoch). */
   async verify(token: string): Promise<Verification> {
-    let payload: JWTPayload;
+    const signed = await this.signedPayload(token);
+    if (!signed.ok) return signed;
+    const payload = signed.payload;
+    const claims = checkClaimShapes(payload);
+    if (!claims) return { ok: false, reason: 'invalid token' };
+    const principal = await loadPrincipalAuthState(this.db, claims.tid, claims.sub);
+    if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'principal may not sign in' };
+    if (claims.sess_epoch < principal.sessionEpoch) return { ok: false, reason: 'session revoked' };
+    return { ok: true, auth: { principal, scopes: new Set(parseScopeClaim(claims.scope)), claims } };
+  }
+
+  /**
+   * The signature, time and fixed claims only, without the store: what a public route that merely
+   * wants to know the caller's tenant (GET /v1/config) may rely on. Not an authentication.
+   */
+  async verifySignature(token: string): Promise<{ readonly ok: true; readonly claims: AccessTokenClaims } | { readonly ok: false; readonly reason: string }> {
+    const signed = await this.signedPayload(token);
+    if (!signed.ok) return signed;
+    const claims = checkClaimShapes(signed.payload);
+    return claims ? { ok: true, claims } : { ok: false, reason: 'invalid token' };
+  }
+
+  /** The payload of a token whose signature and fixed claims hold (from `#verified` when seen before). */
+  private async signedPayload(token: string): Promise<{ readonly ok: true; readonly payload: JWTPayload } | { readonly ok: false; readonly reason: string }> {
+    const hit = this.#verified.get(token);
+    if (hit !== undefined) {
+      const now = this.clock.now() / 1000;
+      if (typeof hit.payload.exp !== 'number' || hit.payload.exp <= now) {
+        this.#verified.delete(token);
+        return { ok: false, reason: 'token expired' };
+      }
+      if ((typeof hit.payload.nbf === 'number' && hit.payload.nbf > now) || (await this.keys.verificationKey(hit.kid)) === undefined) {
+        this.#verified.delete(token);
+        return { ok: false, reason: 'invalid token' };
+      }
+      return { ok: true, payload: hit.payload };
+    }
     try {
-      ({ payload } = await jwtVerify(token, async (header) => {
+      let kid: string | undefined;
+      const { payload } = await jwtVerify(token, async (header) => {
+        kid = header.kid;
         const key = await this.keys.verificationKey(header.kid);
         if (!key) throw new joseErrors.JWKSNoMatchingKey();
         return key;
@@ -107,16 +157,13 @@ export class TokenService {
         audience: this.options.audience,
         currentDate: new Date(this.clock.now()),
         requiredClaims: ['sub', 'exp', 'iat', 'jti'],
-      }));
+      });
+      if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.delete(this.#verified.keys().next().value!);
+      this.#verified.set(token, { payload, kid });
+      return { ok: true, payload };
     } catch (e) {
       return { ok: false, reason: e instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid token' };
     }
-    const claims = checkClaimShapes(payload);
-    if (!claims) return { ok: false, reason: 'invalid token' };
-    const principal = await loadPrincipalAuthState(this.db, claims.tid, claims.sub);
-    if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'principal may not sign in' };
-    if (claims.sess_epoch < principal.sessionEpoch) return { ok: false, reason: 'session revoked' };
-    return { ok: true, auth: { principal, scopes: new Set(parseScopeClaim(claims.scope)), claims } };
   }
 }
 

@@ -94,15 +94,16 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
       const abort = new AbortController();
       const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
       reply.raw.once('close', onClose);
+      // Arrow is built only for a client that asks for it (it costs as much as the JSON answer).
+      const wantsArrow = (req.headers.accept ?? '').includes(ARROW_STREAM);
       try {
         const answer = req.auth
-          ? await state.queries.execute(queryPrincipalOf(req), { ...request, signal: abort.signal })
+          ? await state.queries.execute(queryPrincipalOf(req), { ...request, signal: abort.signal, arrow: wantsArrow })
           : await state.queries.executeAnonymous(request);
         if (!answer) {
           reply.header('www-authenticate', 'Bearer realm="floe"');
           throw floeError('NOT_AUTHENTICATED', { detail: 'send Authorization: Bearer <access token> (only REDEEM INVITATION runs without one)' });
         }
-        const wantsArrow = (req.headers.accept ?? '').includes(ARROW_STREAM);
         if (wantsArrow && answer.arrow) {
           return reply.type(ARROW_STREAM).header('x-floe-query-id', answer.queryId).send(Buffer.from(answer.arrow));
         }

@@ -8,12 +8,19 @@ import { openStore } from '../../catalog/store/open-store.js';
 import { bootstrapIfEmpty } from '../../engine/principals/bootstrap.js';
 import { loadPasswordPolicy } from '../../engine/principals/passwords.js';
 import { runCli } from '../helpers/cli.js';
+import { createPostgresDatabase } from '../helpers/stores.js';
+import type { StoreLocation } from '../../catalog/store/open-store.js';
 
 t.test('webhooks replay and password policy from the CLI', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'floe-principals-cli-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // PostgreSQL when it answers (opening an embedded store per command is slow); else PGlite files.
+  const db = await createPostgresDatabase();
+  if (db) t.teardown(() => db.drop());
+  const location: StoreLocation = db ? { kind: 'postgres', connectionString: db.url, poolSize: 2 } : { kind: 'pglite', dataDir: dir };
   const common = ['--data-dir', dir];
-  let store = await openStore({ kind: 'pglite', dataDir: dir });
+  const env = db ? { FLOE_DATABASE_URL: db.url } : {};
+  let store = await openStore(location);
   await bootstrapIfEmpty(store);
   const sub = randomUUID();
   const event = randomUUID();
@@ -26,17 +33,17 @@ t.test('webhooks replay and password policy from the CLI', async (t) => {
   }
   await store.close();
 
-  const replay = runCli(['admin', 'webhooks', 'replay', '--tenant', 'default', ...common]);
+  const replay = runCli(['admin', 'webhooks', 'replay', '--tenant', 'default', ...common], env);
   t.equal(replay.status, 0, replay.stderr);
   t.match(replay.stdout, /^2 failed webhook deliveries set back to pending/);
   t.equal(runCli(['admin', 'webhooks', 'frobnicate', ...common]).status, 2);
 
-  const policy = runCli(['admin', 'set-password-policy', '--tenant', 'default', '--min-length', '16', '--history', '2', '--require-mfa', ...common]);
+  const policy = runCli(['admin', 'set-password-policy', '--tenant', 'default', '--min-length', '16', '--history', '2', '--require-mfa', ...common], env);
   t.equal(policy.status, 0, policy.stderr);
-  t.equal(runCli(['admin', 'set-password-policy', '--tenant', 'nope', ...common]).status, 2);
-  t.equal(runCli(['admin', 'set-password-policy', '--tenant', 'default', '--min-length', 'x', ...common]).status, 2);
+  t.equal(runCli(['admin', 'set-password-policy', '--tenant', 'nope', ...common], env).status, 2);
+  t.equal(runCli(['admin', 'set-password-policy', '--tenant', 'default', '--min-length', 'x', ...common], env).status, 2);
 
-  store = await openStore({ kind: 'pglite', dataDir: dir });
+  store = await openStore(location);
   t.teardown(() => store.close());
   const states = (await store.query<{ state: string; attempts: number }>('SELECT state, attempts FROM webhook_deliveries ORDER BY state')).rows;
   t.same(states, [{ state: 'delivered', attempts: 4 }, { state: 'pending', attempts: 0 }, { state: 'pending', attempts: 0 }]);
