@@ -36,7 +36,7 @@ interface QosStats {
 
 /** A long query of each class (automatic classification): no joins; one join; three joins. */
 const LONG: Record<'interactive' | 'medium' | 'batch', string> = {
-  interactive: 'SELECT sum(i) FROM range(4000000000) t(i)',
+  interactive: 'SELECT sum(i) FROM range(100000000000) t(i)',
   medium: 'SELECT count(*) FROM range(30000) a(i) JOIN range(3000000) b(j) ON a.i % 7 = b.j % 7',
   batch: 'SELECT count(*) FROM range(1000) a(i), range(1000) b(j), range(1000) c(k), range(1000) d(l)',
 };
@@ -217,12 +217,15 @@ async function routingTests(t: Test, store: MetaStore): Promise<void> {
     const cpuBefore = before.mlfq.level_scheduled_ms.reduce((a, b) => a + b, 0);
     const pool = { 'svc.resource_pool': 'busy' };
     const queries = Array.from({ length: 6 }, (_, i) => admin.query(`SELECT sum(i + ${i}) FROM range(60000000) t(i)`, { session: pool }));
+    // One snapshot, taken while all six are in the group (two running, four queued).
+    let snapshot: QosStats | undefined;
     await until('two running and four queued in /root/busy', async () => {
       const s = await admin.stats();
       const g = group(s, '/root/busy');
-      return g.running === 2 && g.queued === 4;
+      if (g.running === 2 && g.queued === 4) snapshot = s;
+      return snapshot !== undefined;
     });
-    const s = await admin.stats();
+    const s = snapshot!;
     t.same(Object.keys(s).sort(), ['mlfq', 'resource_groups']);
     t.match(group(s, '/root/busy'), { path: '/root/busy', running: 2, queued: 4, hard_concurrency_limit: 2, scheduling_policy: 'fair' });
     t.match(group(s, '/root'), { running: 2, queued: 4 }, 'the root counts its subgroups');

@@ -4,7 +4,7 @@
  * only its SHA-256 is stored.
  */
 import type { SqlExecutor } from '../../catalog/store/meta-store.js';
-import type { PrincipalAuthState, PrincipalKind, PrincipalStatus } from './principals.js';
+import { splitRoles, type PrincipalAuthState, type PrincipalKind, type PrincipalStatus } from './principals.js';
 import { ALL_SCOPES, isScope, type Scope } from './scopes.js';
 import { newIdentifier, newSecret, secretMatchesDigest, sha256 } from './secrets.js';
 
@@ -107,11 +107,11 @@ function validateScopes(scopes: readonly string[]): Scope[] {
 export async function authenticateClientPrincipal(db: SqlExecutor, clientId: string, clientSecret: string): Promise<{ client: OAuthClient; principal: PrincipalAuthState } | undefined> {
   const row = (await db.query<{
     client_id: string; tenant_id: string; principal_id: string; allowed_scopes: string[]; secret_sha256: Uint8Array; revoked_at: Date | null;
-    kind: PrincipalKind; name: string; status: PrincipalStatus; session_epoch: number | bigint; is_bootstrap_principal: boolean; roles: string[] | null;
+    kind: PrincipalKind; name: string; status: PrincipalStatus; session_epoch: number | bigint; is_bootstrap_principal: boolean; roles: string | null;
   }>(
     `SELECT c.client_id, c.tenant_id, c.principal_id, c.allowed_scopes, c.secret_sha256, c.revoked_at,
             p.kind, p.name, p.status, p.session_epoch, p.is_bootstrap_principal,
-            (SELECT array_agg(r.role ORDER BY r.role) FROM principal_roles r WHERE r.principal_id = p.id) AS roles
+            (SELECT string_agg(r.role, chr(31) ORDER BY r.role) FROM principal_roles r WHERE r.principal_id = p.id) AS roles
        FROM oauth_clients c JOIN principals p ON p.id = c.principal_id AND p.tenant_id = c.tenant_id
       WHERE c.client_id = $1`, [clientId],
   )).rows[0];
@@ -121,7 +121,7 @@ export async function authenticateClientPrincipal(db: SqlExecutor, clientId: str
     client: { clientId: row.client_id, tenantId: row.tenant_id, principalId: row.principal_id, allowedScopes: row.allowed_scopes.filter(isScope), revoked: false },
     principal: {
       id: row.principal_id, tenantId: row.tenant_id, kind: row.kind, name: row.name, status: row.status,
-      sessionEpoch: Number(row.session_epoch), roles: row.roles ?? [], isBootstrap: row.is_bootstrap_principal,
+      sessionEpoch: Number(row.session_epoch), roles: splitRoles(row.roles), isBootstrap: row.is_bootstrap_principal,
     },
   };
 }

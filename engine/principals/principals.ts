@@ -37,13 +37,21 @@ interface AuthRow {
   status: PrincipalStatus;
   session_epoch: number;
   is_bootstrap_principal: boolean;
-  roles: string[] | null;
+  roles: string | null;
 }
 
 const AUTH_STATE_SQL = `
   SELECT p.id, p.tenant_id, p.kind, p.name, p.status, p.session_epoch, p.is_bootstrap_principal,
-         (SELECT array_agg(r.role ORDER BY r.role) FROM principal_roles r WHERE r.principal_id = p.id) AS roles
+         (SELECT string_agg(r.role, chr(31) ORDER BY r.role) FROM principal_roles r WHERE r.principal_id = p.id) AS roles
     FROM principals p`;
+
+/**
+ * Roles arrive as one text joined by the unit separator: on every authenticated request, and
+ * PGlite decodes a text four times faster than an array (engine/principals measured it).
+ */
+export function splitRoles(joined: string | null): string[] {
+  return joined === null || joined === '' ? [] : joined.split('\u001f');
+}
 
 function toAuthState(row: AuthRow): PrincipalAuthState {
   return {
@@ -53,7 +61,7 @@ function toAuthState(row: AuthRow): PrincipalAuthState {
     name: row.name,
     status: row.status,
     sessionEpoch: Number(row.session_epoch),
-    roles: row.roles ?? [],
+    roles: splitRoles(row.roles),
     isBootstrap: row.is_bootstrap_principal,
   };
 }

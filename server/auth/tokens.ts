@@ -118,6 +118,17 @@ export class TokenService {
     return { ok: true, auth: { principal, scopes: new Set(parseScopeClaim(claims.scope)), claims } };
   }
 
+  /**
+   * The signature, time and fixed claims only, without the store: what a public route that merely
+   * wants to know the caller's tenant (GET /v1/config) may rely on. Not an authentication.
+   */
+  async verifySignature(token: string): Promise<{ readonly ok: true; readonly claims: AccessTokenClaims } | { readonly ok: false; readonly reason: string }> {
+    const signed = await this.signedPayload(token);
+    if (!signed.ok) return signed;
+    const claims = checkClaimShapes(signed.payload);
+    return claims ? { ok: true, claims } : { ok: false, reason: 'invalid token' };
+  }
+
   /** The payload of a token whose signature and fixed claims hold (from `#verified` when seen before). */
   private async signedPayload(token: string): Promise<{ readonly ok: true; readonly payload: JWTPayload } | { readonly ok: false; readonly reason: string }> {
     const hit = this.#verified.get(token);

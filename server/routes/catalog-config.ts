@@ -26,11 +26,32 @@ async function tenantOf(req: FastifyRequest, state: FloeState): Promise<string> 
   const header = req.headers.authorization;
   const match = header === undefined ? null : /^Bearer ([A-Za-z0-9_.~+/=-]+)$/i.exec(header.trim());
   if (match === null) return DEFAULT_TENANT;
-  const verified = await state.tokens.verify(match[1] as string);
-  return verified.ok ? verified.auth.principal.tenantId : DEFAULT_TENANT;
+  // The route is public (the spec exempts it): a token only says which tenant's catalogs to
+  // describe, so its signature is enough; no store read per call.
+  const signed = await state.tokens.verifySignature(match[1] as string);
+  return signed.ok ? signed.claims.tid : DEFAULT_TENANT;
 }
 
+/**
+ * How long a catalog looked up for `/v1/config` is reused. Clients call config at every start and
+ * every refresh; a catalog created or dropped shows here within this long (the catalog routes
+ * themselves always read the store).
+ */
+const CONFIG_CATALOG_TTL_MS = 1000;
+const CONFIG_CACHE_MAX = 10_000;
+
 export function registerCatalogConfigRoute(app: FastifyInstance, servedRoutes: () => readonly string[], state?: FloeState): void {
+  const cache = new Map<string, { readonly at: number; readonly catalog: Awaited<ReturnType<typeof findCatalog>> }>();
+  const catalogFor = async (tenant: string, name: string) => {
+    const key = JSON.stringify([tenant, name]);
+    const now = Date.now();
+    const hit = cache.get(key);
+    if (hit !== undefined && now - hit.at < CONFIG_CATALOG_TTL_MS) return hit.catalog;
+    const catalog = await findCatalog(state!.store, tenant, name);
+    if (cache.size >= CONFIG_CACHE_MAX) cache.clear();
+    cache.set(key, { at: now, catalog });
+    return catalog;
+  };
   app.get<{ Querystring: { warehouse?: string | string[] } }>('/v1/config', async (req, reply) => {
     const warehouse = req.query.warehouse;
     if (Array.isArray(warehouse)) return sendWireError(reply, 'iceberg', { status: 400, icebergType: 'BadRequestException', message: 'warehouse given more than once' });
@@ -39,7 +60,7 @@ export function registerCatalogConfigRoute(app: FastifyInstance, servedRoutes: (
       return icebergEndpoint(method, pattern);
     });
     const name = warehouse === undefined || warehouse === '' ? 'default' : warehouse;
-    const catalog = state === undefined ? undefined : await findCatalog(state.store, await tenantOf(req, state), name);
+    const catalog = state === undefined ? undefined : await catalogFor(await tenantOf(req, state), name);
     if (catalog === undefined) {
       if (warehouse !== undefined && warehouse !== '') {
         return sendWireError(reply, 'iceberg', { status: 404, icebergType: 'NoSuchWarehouseException', message: `Warehouse does not exist: ${warehouse}` });

@@ -1,0 +1,307 @@
+/**
+ * bench/scheduler, part 3: live over HTTP on loopback against a running Floe (real server, PGlite
+ * store, DuckDB worker pool), TPC-H sf0.01 loaded through SQL (CREATE TABLE + INSERT … VALUES from
+ * the `.tbl.gz` files, then a 100× lineitem by CREATE TABLE … AS SELECT … FROM lineitem, range(100)).
+ *
+ * - interactive TPC-H Q6 latency alone, then while four batch streams (TPC-H Q1, Q3, Q9, Q18 over the
+ *   100× lineitem, `svc.workload_class = batch`) saturate the workers: the MLFQ (time-sliced fragments)
+ *   against FIFO (the same server with no time slicing and one effective level: each fragment runs
+ *   to its end in arrival order, what a bare worker pool does). Target: p99 under load ≤ 1.5× idle;
+ * - throughput of two weighted groups (weights 3 and 1 under a parent that runs 4 at once, 8 clients
+ *   each, a half-second table-less query so the groups' queues stay full). Target: within ±10% of 3:1;
+ * - the admission decision (`WorkloadManager.admit`, timed inside the server for every query of the
+ *   run). Target p99 ≤ 1 ms;
+ * - queue-full rejection end to end (HTTP request to 429 answer). Target p99 ≤ 5 ms.
+ *
+ * Wall clock on a shared, loaded 2-core machine: noisy.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { buildServer } from '../../server/app.js';
+import { DEFAULT_CONFIG, validateConfig, type FloeConfig } from '../../server/config.js';
+import { openState, type FloeState } from '../../server/state.js';
+import type { WorkloadConfigSpec } from '../../engine/wlm/config.js';
+import { percentile } from '../report.js';
+
+const DATA = new URL('../../../../shared/data/tpch/', import.meta.url).pathname;
+const CLIENT_ID = 'floe_bench_admin';
+const CLIENT_SECRET = 'fcs_bench-secret-0123456789abcdefghij';
+
+/** TPC-H columns with the Iceberg types the tables are created with. */
+const TABLES: Record<string, string> = {
+  region: 'r_regionkey int, r_name string, r_comment string',
+  nation: 'n_nationkey int, n_name string, n_regionkey int, n_comment string',
+  supplier: 's_suppkey bigint, s_name string, s_address string, s_nationkey int, s_phone string, s_acctbal decimal(15,2), s_comment string',
+  customer: 'c_custkey bigint, c_name string, c_address string, c_nationkey int, c_phone string, c_acctbal decimal(15,2), c_mktsegment string, c_comment string',
+  part: 'p_partkey bigint, p_name string, p_mfgr string, p_brand string, p_type string, p_size int, p_container string, p_retailprice decimal(15,2), p_comment string',
+  partsupp: 'ps_partkey bigint, ps_suppkey bigint, ps_availqty bigint, ps_supplycost decimal(15,2), ps_comment string',
+  orders: 'o_orderkey bigint, o_custkey bigint, o_orderstatus string, o_totalprice decimal(15,2), o_orderdate date, o_orderpriority string, o_clerk string, o_shippriority int, o_comment string',
+  lineitem: 'l_orderkey bigint, l_partkey bigint, l_suppkey bigint, l_linenumber int, l_quantity decimal(15,2), l_extendedprice decimal(15,2), l_discount decimal(15,2), l_tax decimal(15,2), l_returnflag string, l_linestatus string, l_shipdate date, l_commitdate date, l_receiptdate date, l_shipinstruct string, l_shipmode string, l_comment string',
+};
+
+const tpchQuery = (n: string): string => readFileSync(`${DATA}queries/q${n}.sql`, 'utf8').trim().replace(/;$/, '');
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const r2 = (v: number) => Math.round(v * 100) / 100;
+
+export interface Latencies { readonly count: number; readonly p50Ms: number; readonly p99Ms: number; readonly meanMs: number }
+const summarize = (xs: readonly number[]): Latencies => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { count: s.length, p50Ms: r2(percentile(s, 50)), p99Ms: r2(percentile(s, 99)), meanMs: r2(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)) };
+};
+
+/** The operator's workload section of the run; `fifo` turns time slicing off and keeps every query on one level. */
+function workload(kind: 'mlfq' | 'fifo', quantumMs: number): WorkloadConfigSpec {
+  return {
+    resource_groups: {
+      root: {
+        subgroups: [
+          { name: 'dashboards' },
+          { name: 'etl' },
+          { name: 'shared', hard_concurrency_limit: 4, scheduling_policy: 'weighted', subgroups: [{ name: 'a', scheduling_weight: 3 }, { name: 'b', scheduling_weight: 1 }] },
+          { name: 'tiny', hard_concurrency_limit: 1, max_queued_queries: 0 },
+        ],
+      },
+    },
+    routing_rules: [
+      { match_source: 'dashboard', target_group: 'root.dashboards' },
+      { match_source: 'etl', target_group: 'root.etl' },
+      { match_source: 'a', target_group: 'root.shared.a' },
+      { match_source: 'b', target_group: 'root.shared.b' },
+      { match_source: 'tiny', target_group: 'root.tiny' },
+    ],
+    // FIFO: no time slicing, every query on one level, no High-priority precedence.
+    ...(kind === 'mlfq'
+      ? { mlfq: { quantum_ms: quantumMs } }
+      : { mlfq: { quantum_ms: 60_000, level_thresholds_seconds: [0, 1_000_000, 2_000_000, 3_000_000, 4_000_000] }, classes: { interactive: { priority: 'normal' } } }),
+  };
+}
+
+interface LiveServer {
+  readonly url: string;
+  readonly state: FloeState;
+  readonly token: string;
+  readonly admitMs: number[];
+  query(sql: string, opts?: { source?: string; session?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal }): Promise<{ status: number; body: Record<string, unknown>; ms: number }>;
+  close(): Promise<void>;
+}
+
+async function startServer(dataDir: string, kind: 'mlfq' | 'fifo', quantumMs: number, workers: number): Promise<LiveServer> {
+  const base: FloeConfig = {
+    ...DEFAULT_CONFIG, data_dir: dataDir, logging: { level: 'silent' },
+    query: { ...DEFAULT_CONFIG.query, workers },
+    workload: workload(kind, quantumMs),
+  };
+  const config = validateConfig(base);
+  const state = await openState(config, { keyReloadIntervalMs: 0, bootstrapClientId: CLIENT_ID, bootstrapClientSecret: CLIENT_SECRET });
+  // Time each admission decision inside the server (the bench's own wrapper, not the product's).
+  const admitMs: number[] = [];
+  const admit = state.wlm.admit.bind(state.wlm);
+  state.wlm.admit = (request, options) => {
+    const t0 = performance.now();
+    const ticket = admit(request, options);
+    admitMs.push(performance.now() - t0);
+    return ticket;
+  };
+  const app = await buildServer(state, { logger: false });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+  const tr = await fetch(`${address}/v1/oauth/tokens`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+  const token = ((await tr.json()) as { access_token: string }).access_token;
+  return {
+    url: address, state, token, admitMs,
+    async query(sql, opts = {}) {
+      const t0 = performance.now();
+      const r = await fetch(`${address}/api/query`, {
+        method: 'POST', ...(opts.signal ? { signal: opts.signal } : {}),
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(opts.source ? { 'x-floe-source': opts.source } : {}) },
+        body: JSON.stringify({ sql, schema: 'tpch', ...(opts.session ? { session: opts.session } : {}), ...(opts.timeoutMs ? { timeout_ms: opts.timeoutMs } : {}) }),
+      });
+      const body = (await r.json()) as Record<string, unknown>;
+      return { status: r.status, body, ms: performance.now() - t0 };
+    },
+    async close() {
+      await app.close();
+      await state.close();
+    },
+  };
+}
+
+/** A value of a `.tbl` field as a SQL literal of the column's type. */
+function literal(value: string, type: string): string {
+  if (type === 'string') return `'${value.replaceAll("'", "''")}'`;
+  if (type === 'date') return `DATE '${value}'`;
+  return value;
+}
+
+async function loadTpch(s: LiveServer): Promise<{ rows: number; ms: number }> {
+  const t0 = performance.now();
+  const ok = async (sql: string): Promise<void> => {
+    const r = await s.query(sql);
+    if (r.status !== 200) throw new Error(`${sql.slice(0, 80)}: ${r.status} ${JSON.stringify(r.body)}`);
+  };
+  await ok('CREATE SCHEMA tpch');
+  let rows = 0;
+  for (const [name, columns] of Object.entries(TABLES)) {
+    await ok(`CREATE TABLE tpch.${name} (${columns})`);
+    const types = columns.split(', ').map((c) => c.split(' ').slice(1).join(' '));
+    const lines = gunzipSync(readFileSync(`${DATA}sf0.01/${name}.tbl.gz`)).toString('utf8').split('\n').filter((l) => l.length > 0);
+    for (let at = 0; at < lines.length; at += 5000) {
+      const values = lines.slice(at, at + 5000).map((line) => `(${line.split('|').slice(0, types.length).map((v, i) => literal(v, types[i]!)).join(', ')})`);
+      await ok(`INSERT INTO tpch.${name} VALUES ${values.join(', ')}`);
+    }
+    rows += lines.length;
+  }
+  await ok(`CREATE TABLE tpch.lineitem_big AS SELECT l.* FROM tpch.lineitem l, range(${BATCH_SCALE}) r(i)`);
+  return { rows, ms: Math.round(performance.now() - t0) };
+}
+
+const INTERACTIVE = tpchQuery('06');
+const BATCH_NAMES = ['q01', 'q03', 'q09', 'q18'];
+/** The batch queries read lineitem × this (sf0.01 × 100 ≈ 6M rows: each query needs more than a second of CPU). */
+const BATCH_SCALE = 100;
+const BATCH = ['01', '03', '09', '18'].map((n) => tpchQuery(n).replaceAll(/\blineitem\b/g, 'lineitem_big'));
+const BATCH_SESSION = { 'svc.workload_class': 'batch' };
+
+/** Interactive Q6 every `gapMs` for `durationMs`, with `streams` batch clients looping over the batch queries. */
+async function scenario(s: LiveServer, streams: number, durationMs: number, gapMs: number): Promise<{ latencies: Latencies; batchCompleted: number; errors: number }> {
+  let stop = false;
+  let batchCompleted = 0;
+  let errors = 0;
+  const batch = Array.from({ length: streams }, async (_, k) => {
+    for (let i = k; !stop; i++) {
+      const r = await s.query(BATCH[i % BATCH.length]!, { source: 'etl', session: BATCH_SESSION });
+      if (r.status === 200) batchCompleted += 1;
+      else errors += 1;
+    }
+  });
+  if (streams > 0) await sleep(500); // the batch load builds up
+  const latencies: number[] = [];
+  const end = performance.now() + durationMs;
+  while (performance.now() < end) {
+    const r = await s.query(INTERACTIVE, { source: 'dashboard' });
+    if (r.status !== 200) errors += 1;
+    latencies.push(r.ms);
+    await sleep(gapMs);
+  }
+  stop = true;
+  await Promise.all(batch);
+  return { latencies: summarize(latencies), batchCompleted, errors };
+}
+
+/** Two weighted groups (3:1) under a parent running 4 at once, 8 clients each. */
+async function weightedGroups(s: LiveServer, durationMs: number): Promise<{ weights: number[]; completed: number[]; ratio: number; targetRatio: number; runningSamples: string[] }> {
+  const completed = [0, 0];
+  let stop = false;
+  // A query with no tables: the server's own work per query (planning against the store) is small
+  // beside its CPU, so the groups' queues stay full and the policy, not the clients, sets the share.
+  const sql = 'SELECT sum(i) FROM range(30000000) t(i)';
+  const clients = ['a', 'b'].flatMap((group, g) => Array.from({ length: 8 }, async () => {
+    while (!stop) {
+      const r = await s.query(sql, { source: group });
+      if (r.status === 200 && !stop) completed[g]! += 1;
+    }
+  }));
+  const runningSamples: string[] = [];
+  const samples = 4;
+  for (let i = 0; i < samples; i++) {
+    await sleep(durationMs / samples);
+    runningSamples.push(s.state.wlm.resourceGroupRows().filter((r) => r.path.startsWith('/root/shared/')).map((r) => `${r.path} ${r.running} running ${r.queued} queued`).join(', '));
+  }
+  stop = true;
+  await Promise.all(clients);
+  return { weights: [3, 1], completed, ratio: r2(completed[0]! / Math.max(1, completed[1]!)), targetRatio: 3, runningSamples };
+}
+
+/** Rejections of a full queue, timed end to end over HTTP, while one long query holds the group. */
+async function queueFull(s: LiveServer, count: number): Promise<Latencies & { statuses: Record<string, number> }> {
+  const gone = new AbortController();
+  const hold = s.query('SELECT sum(i) FROM range(100000000000) t(i)', { source: 'tiny', signal: gone.signal }).catch(() => undefined);
+  for (let i = 0; i < 500 && (s.state.wlm.resourceGroupRows().find((r) => r.path === '/root/tiny')?.running ?? 0) < 1; i++) await sleep(10);
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  for (let i = 0; i < count; i++) {
+    const r = await s.query('SELECT 1', { source: 'tiny' });
+    statuses[String(r.status)] = (statuses[String(r.status)] ?? 0) + 1;
+    latencies.push(r.ms);
+  }
+  gone.abort(); // the client goes away: the server cancels the long query
+  await hold;
+  for (let i = 0; i < 500 && (s.state.wlm.resourceGroupRows().find((r) => r.path === '/root/tiny')?.running ?? 0) > 0; i++) await sleep(10);
+  return { ...summarize(latencies), statuses };
+}
+
+export interface HttpLiveResult {
+  readonly load: { rows: number; ms: number };
+  readonly quantumMs: number;
+  readonly workers: number;
+  readonly batchQueryMs: Record<string, number>;
+  readonly interactiveAlone: Record<'mlfq' | 'fifo', Latencies>;
+  readonly interactiveUnderLoad: Record<'mlfq' | 'fifo', Latencies & { batchCompleted: number; errors: number }>;
+  readonly p99UnderLoadOverIdle: Record<'mlfq' | 'fifo', number>;
+  readonly weightedGroups: { weights: number[]; completed: number[]; ratio: number; targetRatio: number; runningSamples: string[] };
+  readonly admission: Latencies & { maxMs: number };
+  readonly queueFullRejection: Latencies & { statuses: Record<string, number> };
+  readonly mlfqAfter: unknown;
+}
+
+export async function httpLive(options: { quantumMs?: number; workers?: number; durationMs?: number } = {}): Promise<HttpLiveResult> {
+  const quantumMs = options.quantumMs ?? 20;
+  const workers = options.workers ?? 2;
+  const durationMs = options.durationMs ?? 8_000;
+  const dir = mkdtempSync(join(tmpdir(), 'floe-bench-scheduler-'));
+  try {
+    let s = await startServer(dir, 'mlfq', quantumMs, workers);
+    let load: { rows: number; ms: number };
+    const batchQueryMs: Record<string, number> = {};
+    let mlfqAlone: Latencies;
+    let mlfqLoad: Awaited<ReturnType<typeof scenario>>;
+    let weighted: Awaited<ReturnType<typeof weightedGroups>>;
+    let rejection: Latencies & { statuses: Record<string, number> };
+    let mlfqAfter: unknown;
+    try {
+      load = await loadTpch(s);
+      for (let i = 0; i < 5; i++) await s.query(INTERACTIVE, { source: 'dashboard' });
+      for (const [i, sql] of BATCH.entries()) {
+        const r = await s.query(sql, { source: 'etl', session: BATCH_SESSION });
+        if (r.status !== 200) throw new Error(`${BATCH_NAMES[i]}: ${r.status} ${JSON.stringify(r.body)}`);
+        batchQueryMs[BATCH_NAMES[i]!] = r2(r.ms);
+      }
+      mlfqAlone = (await scenario(s, 0, durationMs / 2, 5)).latencies;
+      mlfqLoad = await scenario(s, 4, durationMs, 5);
+      weighted = await weightedGroups(s, durationMs);
+      rejection = await queueFull(s, 300);
+      mlfqAfter = s.state.wlm.mlfqStats();
+    } finally {
+      await s.close();
+    }
+    const mlfqAdmit = [...s.admitMs];
+    s = await startServer(dir, 'fifo', quantumMs, workers);
+    let fifoAlone: Latencies;
+    let fifoLoad: Awaited<ReturnType<typeof scenario>>;
+    try {
+      for (let i = 0; i < 5; i++) await s.query(INTERACTIVE, { source: 'dashboard' });
+      fifoAlone = (await scenario(s, 0, durationMs / 2, 5)).latencies;
+      fifoLoad = await scenario(s, 4, durationMs, 5);
+    } finally {
+      await s.close();
+    }
+    const admitSorted = [...mlfqAdmit, ...s.admitMs].sort((a, b) => a - b);
+    return {
+      load, quantumMs, workers, batchQueryMs,
+      interactiveAlone: { mlfq: mlfqAlone, fifo: fifoAlone },
+      interactiveUnderLoad: {
+        mlfq: { ...mlfqLoad.latencies, batchCompleted: mlfqLoad.batchCompleted, errors: mlfqLoad.errors },
+        fifo: { ...fifoLoad.latencies, batchCompleted: fifoLoad.batchCompleted, errors: fifoLoad.errors },
+      },
+      p99UnderLoadOverIdle: { mlfq: r2(mlfqLoad.latencies.p99Ms / mlfqAlone.p99Ms), fifo: r2(fifoLoad.latencies.p99Ms / fifoAlone.p99Ms) },
+      weightedGroups: weighted,
+      admission: { ...summarize(admitSorted.map((v) => v)), p50Ms: Math.round(percentile(admitSorted, 50) * 1000) / 1000, p99Ms: Math.round(percentile(admitSorted, 99) * 1000) / 1000, maxMs: r2(admitSorted.at(-1) ?? 0) },
+      queueFullRejection: rejection,
+      mlfqAfter,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
