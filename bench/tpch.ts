@@ -362,4 +362,5 @@ for (const [i, sf] of scales.entries()) {
     await b.drop();
   }
 }
-writeBenchResult('tpch', metrics, targets, summary.join('; '));
+// The full run is `tpch.json` (committed); a run of one scale writes `tpch-sf<sf>.json` beside it.
+writeBenchResult(SF === 'both' ? 'tpch' : `tpch-sf${SF}`, metrics, targets, summary.join('; '));
