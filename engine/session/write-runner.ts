@@ -305,7 +305,19 @@ export class WriteRunner {
     const keepBound = await this.o.queries.bind(ctx, this.parse(keepSql));
     if (keepBound.scans.length !== 1) throw new Error('Bug: a rewrite reads more than its table');
     const fragment = await this.oneFragment(ctx, keepBound, [matched.files]);
-    return this.o.queries.withLease(ctx, s, this.shape(matched.bound, matched.files.reduce((n, f) => n + f.file.recordCount, 0)), async (lease) => {
+    const rows = { columns: [label], types: ['BIGINT'], rows: [[matched.count]] };
+    return this.overwrite(ctx, s, t, loaded, fragment, matched.files, this.shape(matched.bound, matched.files.reduce((n, f) => n + f.file.recordCount, 0)), rows);
+  }
+
+  /**
+   * Copy-on-write under a lease: a worker writes `fragment`'s rows as new data files, and one
+   * overwrite snapshot replaces `replaced` with them.
+   */
+  private async overwrite(
+    ctx: StatementContext, s: Statement, t: Target, loaded: LoadedTable, fragment: Fragment,
+    replaced: readonly FileScanTask[], shape: WorkloadShape, answer: RowSet,
+  ): Promise<RowSet> {
+    return this.o.queries.withLease(ctx, s, shape, async (lease) => {
       const cc = catalogContextOf(ctx);
       const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
       const { request, dataLocation } = appendWriteRequest(loaded.metadata, fragment.sql, fragment.scans, { locationMappings: catalogRecord.locationMappings });
@@ -313,9 +325,9 @@ export class WriteRunner {
       lease.chargeCpu(written.metrics.cpuMs);
       const added = dataFilesFromWritten(loaded.metadata, written.files, dataLocation);
       const io = await this.o.catalog.fileIOFor(cc, t.catalog);
-      const staged = await stageOverwrite(io, loaded.metadata, new Set(matched.files.map((f) => f.file.filePath)), added);
+      const staged = await stageOverwrite(io, loaded.metadata, new Set(replaced.map((f) => f.file.filePath)), added);
       await this.commitWithRebase(ctx, t, loaded.metadata, staged);
-      return { columns: [label], types: ['BIGINT'], rows: [[matched.count]], bytesScanned: fragment.scans.reduce((n, x) => n + x.estimatedBytes, 0), fragments: 2 };
+      return { ...answer, bytesScanned: fragment.scans.reduce((n, x) => n + x.estimatedBytes, 0), fragments: 2 };
     });
   }
 
@@ -446,18 +458,7 @@ export class WriteRunner {
     const targetFiles = currentSnapshot(loaded.metadata) === undefined ? []
       : (await this.o.queries.plannedScans(ctx, await this.o.queries.bind(ctx, this.parse(`SELECT * FROM ${targetSql}`))))[0]?.tasks ?? [];
     const fragment = await this.oneFragment(ctx, bound);
-    return this.o.queries.withLease(ctx, s, this.shape(bound, targetFiles.reduce((n, f) => n + f.file.recordCount, 0)), async (lease) => {
-      const cc = catalogContextOf(ctx);
-      const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
-      const { request, dataLocation } = appendWriteRequest(loaded.metadata, fragment.sql, fragment.scans, { locationMappings: catalogRecord.locationMappings });
-      const written = await this.o.executor.write(request, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes });
-      lease.chargeCpu(written.metrics.cpuMs);
-      const added = dataFilesFromWritten(loaded.metadata, written.files, dataLocation);
-      const io = await this.o.catalog.fileIOFor(cc, t.catalog);
-      const staged = await stageOverwrite(io, loaded.metadata, new Set(targetFiles.map((f) => f.file.filePath)), added);
-      await this.commitWithRebase(ctx, t, loaded.metadata, staged);
-      return { ...rowsOut, bytesScanned: fragment.scans.reduce((n, x) => n + x.estimatedBytes, 0), fragments: 2 };
-    });
+    return this.overwrite(ctx, s, t, loaded, fragment, targetFiles, this.shape(bound, targetFiles.reduce((n, f) => n + f.file.recordCount, 0)), rowsOut);
   }
 
   /** A target row (by data file and position) that several source rows match is an error. */
