@@ -30,7 +30,24 @@ export function redact(sql: string, parser?: Parser): string {
     }
     return out + sql.slice(at);
   }
-  return redactTokens(sql);
+  return redactUnparsed(sql);
+}
+
+/** A secret keyword anywhere in the raw text, quotes and comments ignored (so none can hide one). */
+const SECRET_KEYWORD_ANYWHERE = /password|secret|invitation|totp|code/i;
+
+/**
+ * Text that does not parse: once quotes are unbalanced nobody can tell which parts are inside a
+ * literal, and token-level redaction can leave pieces of a secret between mis-paired quotes. Every
+ * secret of the grammar follows its keyword, so everything after the first secret keyword (found
+ * in the raw text, quotes and comments ignored) is replaced as a whole; the part before it gets the
+ * token-level redaction.
+ */
+export function redactUnparsed(sql: string): string {
+  const m = SECRET_KEYWORD_ANYWHERE.exec(sql);
+  if (m === null) return redactTokens(sql);
+  const end = m.index + m[0].length;
+  return `${redactTokens(sql.slice(0, end))}${end < sql.length ? ` ${REDACTED}` : ''}`;
 }
 
 let shared: Parser | undefined;
