@@ -67,6 +67,7 @@ await onEachBackend(t, async (t, store) => {
     t.same(await rows('SELECT name, price FROM shop.items WHERE id = 1'), [['APPLE', '2.50']]);
     t.same((await sql('DELETE FROM shop.items WHERE price IS NULL')).rows, [[1]]);
     t.same((await sql('DELETE FROM shop.items WHERE id > 100')).rows, [[0]]);
+    t.match(await fails('UPDATE shop.items SET id = NULL WHERE id = 1'), { message: /NOT NULL/ }, 'UPDATE keeps NOT NULL');
     t.same(await rows('SELECT id FROM shop.items ORDER BY id'), [[1], [2]]);
     const m = await meta('items');
     t.equal(m.snapshots.length, before + 2, 'a snapshot per changing statement, none for no match');

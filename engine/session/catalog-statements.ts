@@ -14,9 +14,9 @@ import type { CatalogContext, EntityIdent, Namespace } from '../../catalog/rest/
 import type { CatalogService } from '../../catalog/rest/service.js';
 import { schema as makeSchema, findFieldByName, type Schema } from '../../catalog/iceberg/schema.js';
 import { currentSchema, defaultPartitionSpec, type TableMetadata } from '../../catalog/iceberg/table-metadata.js';
-import { isPrimitive, isPromotionAllowed, nestedField, primitiveToString, type IcebergType, type NestedField } from '../../catalog/iceberg/types.js';
-import { transformToString } from '../../catalog/iceberg/transforms.js';
+import { isPrimitive, isPromotionAllowed, nestedField, type NestedField } from '../../catalog/iceberg/types.js';
 import type { TableRequirement, TableUpdate } from '../../catalog/iceberg/table-updates.js';
+import { typeName } from '../system/catalog-tables.js';
 import { FieldIds, icebergType, partitionSpecFromSql, schemaFromColumns } from './schema-from-ir.js';
 import { identName } from '../planner/names.js';
 import type { RowSet, SessionState, StatementContext } from './query-service.js';
@@ -97,36 +97,6 @@ function likeMatcher(pattern: string | undefined): (s: string) => boolean {
   if (pattern === undefined) return () => true;
   const re = new RegExp(`^${pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('%', '.*').replaceAll('_', '.')}$`, 'is');
   return (s) => re.test(s);
-}
-
-/** Iceberg type as SQL reads it in DESCRIBE and in system tables. */
-export function sqlTypeName(t: IcebergType): string {
-  if (isPrimitive(t)) {
-    switch (t.kind) {
-      case 'long': return 'bigint';
-      case 'int': return 'int';
-      case 'string': return 'varchar';
-      default: return primitiveToString(t);
-    }
-  }
-  switch (t.kind) {
-    case 'struct': return `struct<${t.fields.map((f) => `${f.name}: ${sqlTypeName(f.type)}`).join(', ')}>`;
-    case 'list': return `list<${sqlTypeName(t.element)}>`;
-    case 'map': return `map<${sqlTypeName(t.key)}, ${sqlTypeName(t.value)}>`;
-    default: return unreachable(t);
-  }
-}
-
-/** Partition fields as `col` or `transform(col)` (the query interface's table metadata form). */
-export function partitionExpressions(m: TableMetadata): string[] {
-  const s = currentSchema(m);
-  return defaultPartitionSpec(m).fields.map((f) => {
-    const source = s.fields.find((c) => c.id === f.sourceId)?.name ?? `#${f.sourceId}`;
-    const t = transformToString(f.transform);
-    if (t === 'identity') return source;
-    const m2 = /^(bucket|truncate)\[(\d+)\]$/.exec(t);
-    return m2 ? `${m2[1]}(${m2[2]}, ${source})` : `${t}(${source})`;
-  });
 }
 
 export class CatalogStatements {
@@ -236,7 +206,7 @@ export class CatalogStatements {
         return {
           columns: ['column', 'type', 'nullable', 'partition_key', 'comment'],
           types: ['VARCHAR', 'VARCHAR', 'BOOLEAN', 'BOOLEAN', 'VARCHAR'],
-          rows: schema.fields.map((f) => [f.name, sqlTypeName(f.type), !f.required, partitioned.has(f.id), f.doc ?? null]),
+          rows: schema.fields.map((f) => [f.name, typeName(f.type), !f.required, partitioned.has(f.id), f.doc ?? null]),
         };
       }
       default:
@@ -342,7 +312,7 @@ export function tableChange(m: TableMetadata, a: Exclude<AlterTableAction, { kin
       if (!field) throw floeError('UNDEFINED_COLUMN', { name });
       const to = icebergType(a.type, new FieldIds(m.lastColumnId + 1));
       if (!isPrimitive(field.type) || !isPrimitive(to) || !isPromotionAllowed(field.type, to)) {
-        throw floeError('DATATYPE_MISMATCH', { detail: `cannot change ${name} from ${sqlTypeName(field.type)} to ${sqlTypeName(to)} (Iceberg allows int → bigint, float → double, and widening a decimal's precision)` });
+        throw floeError('DATATYPE_MISMATCH', { detail: `cannot change ${name} from ${typeName(field.type)} to ${typeName(to)} (Iceberg allows int → bigint, float → double, and widening a decimal's precision)` });
       }
       return withSchema(current.fields.map((f) => (f.id === field.id ? { ...f, type: to } : f)));
     }

@@ -29,9 +29,10 @@ import type { Fragment, FragmentPlan } from '../fragments.js';
 import type { Executor } from '../exec/index.js';
 import {
   appendWriteRequest, commitUpdates, dataFilesFromWritten, deleteFilesFromWritten, duckdbType, isMergeOnRead, positionDeleteWriteRequest,
-  stageAppend, stageOverwrite, stageRowDelta, type StagedChange,
+  sqlString, stageAppend, stageOverwrite, stageRowDelta, type StagedChange,
 } from '../iceberg-io/index.js';
-import { catalogContextOf, partitionExpressions, sqlErrorOf } from './catalog-statements.js';
+import type { NestedField } from '../../catalog/iceberg/types.js';
+import { catalogContextOf, sqlErrorOf } from './catalog-statements.js';
 import { partitionSpecFromSql } from './schema-from-ir.js';
 import { schemaOfResult } from './result-schema.js';
 import type { RowSet, StatementContext } from './query-service.js';
@@ -160,9 +161,7 @@ export class WriteRunner {
     const aliases = source.columns.map((_, i) => `c${i}`);
     const exprs = schema.fields.map((f) => {
       const i = targetColumns.indexOf(f.name);
-      const value = `CAST(${i >= 0 ? `__floe_src.c${i}` : 'NULL'} AS ${duckdbType(f.type)})`;
-      const checked = f.required ? `CASE WHEN ${value} IS NULL THEN error(${sqlText(`NULL value in column ${f.name}, which is NOT NULL`)}) ELSE ${value} END` : value;
-      return `${checked} AS ${quoteIdent(f.name)}`;
+      return `${columnValue(i >= 0 ? `__floe_src.c${i}` : 'NULL', f)} AS ${quoteIdent(f.name)}`;
     });
     const sql = source.columns.length === 0
       ? `SELECT ${exprs.join(', ')} FROM (${source.fragment.sql}) AS __floe_src`
@@ -283,7 +282,7 @@ export class WriteRunner {
     const where = s.where === undefined ? 'TRUE' : unparseExpr(s.where);
     const items = schema.fields.map((f) => {
       const v = sets.get(f.id);
-      return v === undefined ? quoteIdent(f.name) : `CASE WHEN coalesce((${where}), false) THEN CAST((${v}) AS ${duckdbSqlTypeOf(f.type)}) ELSE ${quoteIdent(f.name)} END AS ${quoteIdent(f.name)}`;
+      return v === undefined ? quoteIdent(f.name) : `CASE WHEN coalesce((${where}), false) THEN ${columnValue(v, f)} ELSE ${quoteIdent(f.name)} END AS ${quoteIdent(f.name)}`;
     });
     return this.rewrite(ctx, s, `SELECT ${items.join(', ')} FROM ${this.targetSql(s)}`, 'rows_updated', {
       operation: 'update', matchedSql: `SELECT * FROM ${this.targetSql(s)} WHERE coalesce((${where}), false)`,
@@ -418,10 +417,7 @@ export class WriteRunner {
       return out;
     };
     const sets = new Map(s.clauses.map((c, i) => [i + 1, setsOf(c)] as const));
-    const cast = (expr: string, f: (typeof schema.fields)[number]) => {
-      const value = `CAST((${expr}) AS ${duckdbType(f.type)})`;
-      return f.required ? `CASE WHEN ${value} IS NULL THEN error(${sqlText(`NULL value in column ${f.name}, which is NOT NULL`)}) ELSE ${value} END` : value;
-    };
+    const cast = columnValue;
     // The acting clause of each row, inline: the values refer to both the target and the source.
     const A = `(CASE WHEN coalesce(${S}.__floe_matched, false) THEN ${matchedAction} ELSE 0 END)`;
     const N = notMatchedAction;
@@ -512,12 +508,11 @@ export class WriteRunner {
   }
 }
 
-function sqlText(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
+/**
+ * A value written into column `f`: cast to its type, and an error instead of a NULL in a NOT NULL
+ * column (INSERT, UPDATE and MERGE alike).
+ */
+function columnValue(expr: string, f: NestedField): string {
+  const value = `CAST((${expr}) AS ${duckdbType(f.type)})`;
+  return f.required ? `CASE WHEN ${value} IS NULL THEN error(${sqlString(`NULL value in column ${f.name}, which is NOT NULL`)}) ELSE ${value} END` : value;
 }
-
-function duckdbSqlTypeOf(type: Parameters<typeof duckdbType>[0]): string {
-  return duckdbType(type);
-}
-
-export { partitionExpressions };
