@@ -2,6 +2,7 @@
  * Everything a server instance works with, built once and passed in (`buildServer(state)`).
  * No module-level singletons: tests build many of these in one process.
  */
+import { AuthStateCache } from '../engine/principals/auth-cache.js';
 import { resolve } from 'node:path';
 import { CatalogService } from '../catalog/rest/service.js';
 import { expireIdempotencyKeys } from '../catalog/rest/idempotency.js';
@@ -41,6 +42,8 @@ export interface FloeState {
   readonly clock: Clock;
   readonly keys: KeyRing;
   readonly tokens: TokenService;
+  /** Principals' and clients' auth state, cached and kept true by the store's announcements. */
+  readonly authStates: AuthStateCache;
   readonly refreshTokens: RefreshTokens;
   readonly failuresByClient: FailureLimiter;
   readonly failuresByAddress: FailureLimiter;
@@ -101,7 +104,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     });
     const ttl = config.auth.access_token_ttl_seconds;
     const keys = await KeyRing.open(store, clock, ttl * 1000);
-    const tokens = new TokenService(keys, store, clock, { issuer: config.auth.issuer, audience: config.auth.audience, accessTokenTtlSeconds: ttl });
+    const authStates = new AuthStateCache(store);
+    const tokens = new TokenService(keys, authStates, clock, { issuer: config.auth.issuer, audience: config.auth.audience, accessTokenTtlSeconds: ttl });
     const windowMs = config.auth.rate_limit.window_seconds * 1000;
     const interval = options.keyReloadIntervalMs ?? 30_000;
     const timer = interval > 0 ? setInterval(() => void keys.reload().catch(() => undefined), interval) : undefined;
@@ -167,7 +171,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     }
     return {
       catalog,
-      config, store, clock, keys, tokens, bootstrap, parser, history, queries, wlm, executor: executorOf, systemTables, tables: tablesProvider,
+      config, store, clock, keys, tokens, authStates, bootstrap, parser, history, queries, wlm, executor: executorOf, systemTables, tables: tablesProvider,
       principals: { secrets, webhookWorker, maintenance, passwords },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
@@ -180,6 +184,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         clearInterval(idempotencyTimer);
         maintenance.stop();
         await webhookWorker.stop();
+        authStates.close();
         await store.close();
       },
     };

@@ -17,8 +17,39 @@ export interface SqlExecutor {
 
 export type StoreBackend = 'postgres' | 'pglite';
 
+/**
+ * The channels every store connection listens on. A change that other parts of the process (or
+ * other Floe processes on the same PostgreSQL) cache is announced with `pg_notify` by a trigger,
+ * so the same statement that changes a row also announces it, whoever runs the statement.
+ */
+export const STORE_CHANNELS = ['floe_auth'] as const;
+export type StoreChannel = (typeof STORE_CHANNELS)[number];
+
+/** What a subscriber to a store channel is told. */
+export interface StoreListener {
+  /** A notification's payload. */
+  onMessage(payload: string): void;
+  /**
+   * Delivery was or may have been interrupted (the listening connection dropped): anything may
+   * have changed meanwhile, and until `delivering()` is true again nothing may be assumed.
+   */
+  onReset(): void;
+}
+
+/**
+ * Notifications of store changes. The guarantee callers build caches on: a change committed by
+ * this process is delivered before the statement (or transaction) that made it resolves; a change
+ * committed by another process is delivered as soon as the listening connection reads it, and
+ * while `delivering()` is false there is no listening connection at all.
+ */
+export interface StoreNotifications {
+  listen(channel: StoreChannel, listener: StoreListener): () => void;
+  delivering(): boolean;
+}
+
 export interface MetaStore extends SqlExecutor {
   readonly backend: StoreBackend;
+  readonly notifications: StoreNotifications;
   /**
    * Runs `fn` inside one transaction on one connection; commits when it resolves, rolls back when
    * it throws. Inside `fn` use only `tx`: on PGlite the store is single-connection, and a query on
@@ -71,5 +102,27 @@ export class StoreUnavailableError extends Error {
   constructor(cause: unknown) {
     super(`metadata store unreachable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'StoreUnavailableError';
+  }
+}
+
+/** Subscribers per channel; the part of the notification plumbing both backends share. */
+export class ChannelListeners {
+  readonly #listeners = new Map<string, Set<StoreListener>>();
+
+  add(channel: StoreChannel, listener: StoreListener): () => void {
+    let set = this.#listeners.get(channel);
+    if (!set) this.#listeners.set(channel, set = new Set());
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+    };
+  }
+
+  deliver(channel: string, payload: string): void {
+    for (const l of this.#listeners.get(channel) ?? []) l.onMessage(payload);
+  }
+
+  reset(): void {
+    for (const set of this.#listeners.values()) for (const l of set) l.onReset();
   }
 }

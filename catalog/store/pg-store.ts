@@ -1,7 +1,12 @@
 /** MetaStore over a PostgreSQL server through a `pg` connection pool. */
 import pg from 'pg';
-import type { MetaStore, QueryResult, SqlExecutor } from './meta-store.js';
-import { parseInt8, withDeadline } from './meta-store.js';
+import type { MetaStore, QueryResult, SqlExecutor, StoreChannel, StoreListener, StoreNotifications } from './meta-store.js';
+import { ChannelListeners, parseInt8, STORE_CHANNELS, withDeadline } from './meta-store.js';
+
+/** How long the listening connection waits before it reconnects after losing the server. */
+const LISTENER_RETRY_MS = 1000;
+/** How the listening connection shows in `pg_stat_activity`. */
+export const LISTENER_APPLICATION_NAME = 'floe-listener';
 
 const INT8_OID = 20;
 
@@ -31,10 +36,17 @@ function executor(client: pg.Pool | pg.PoolClient): SqlExecutor {
 
 export class PgStore implements MetaStore {
   readonly backend = 'postgres' as const;
+  readonly notifications: StoreNotifications;
   private readonly pool: pg.Pool;
   private readonly direct: SqlExecutor;
+  readonly #listeners = new ChannelListeners();
+  /** The dedicated listening connection: it hears other processes' changes whatever the pool does. */
+  #listener: pg.Client | undefined;
+  #listening = false;
+  #retry: NodeJS.Timeout | undefined;
+  #closed = false;
 
-  constructor(options: PgStoreOptions) {
+  constructor(private readonly options: PgStoreOptions) {
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
@@ -43,7 +55,55 @@ export class PgStore implements MetaStore {
     });
     // An idle client losing its server is reported here; without a listener it would crash the process.
     this.pool.on('error', () => undefined);
+    // Every pooled connection listens too: PostgreSQL delivers a session's own notifications
+    // before the ReadyForQuery of the COMMIT, so this process's changes reach its caches before
+    // the statement that made them resolves. `LISTEN` is queued ahead of the connection's first query.
+    this.pool.on('connect', (client) => {
+      client.on('notification', (m) => this.#listeners.deliver(m.channel, m.payload ?? ''));
+      client.query(STORE_CHANNELS.map((c) => `LISTEN ${c}`).join('; ')).catch(() => undefined);
+    });
     this.direct = executor(this.pool);
+    this.notifications = {
+      listen: (channel: StoreChannel, listener: StoreListener) => {
+        const remove = this.#listeners.add(channel, listener);
+        if (this.#listener === undefined && this.#retry === undefined) this.startListener();
+        return remove;
+      },
+      delivering: () => this.#listening,
+    };
+  }
+
+  /** Connects the listening connection; on any loss, tells subscribers and retries. */
+  private startListener(): void {
+    if (this.#closed) return;
+    this.#retry = undefined;
+    const client = new pg.Client({ connectionString: this.options.connectionString, connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000, application_name: LISTENER_APPLICATION_NAME });
+    this.#listener = client;
+    const down = (): void => {
+      if (this.#listener !== client) return;
+      this.#listener = undefined;
+      if (this.#listening) {
+        this.#listening = false;
+        this.#listeners.reset();
+      }
+      client.end().catch(() => undefined);
+      if (!this.#closed) {
+        this.#retry = setTimeout(() => this.startListener(), LISTENER_RETRY_MS);
+        this.#retry.unref();
+      }
+    };
+    client.on('error', down);
+    client.on('end', down);
+    client.on('notification', (m) => this.#listeners.deliver(m.channel, m.payload ?? ''));
+    client.connect()
+      .then(() => client.query(STORE_CHANNELS.map((c) => `LISTEN ${c}`).join('; ')))
+      .then(() => {
+        if (this.#listener !== client) return;
+        this.#listening = true;
+        // Whatever changed while nobody listened was not heard: subscribers start afresh.
+        this.#listeners.reset();
+      })
+      .catch(down);
   }
 
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
@@ -82,7 +142,12 @@ export class PgStore implements MetaStore {
 
   /** Idempotent: the second caller waits for the first close. */
   close(): Promise<void> {
-    this.#closing ??= this.pool.end();
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    const listener = this.#listener;
+    this.#listener = undefined;
+    this.#listening = false;
+    this.#closing ??= Promise.all([this.pool.end(), listener?.end().catch(() => undefined)]).then(() => undefined);
     return this.#closing;
   }
 }

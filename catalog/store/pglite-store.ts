@@ -6,8 +6,8 @@
 import { PGlite, types } from '@electric-sql/pglite';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { MetaStore, QueryResult, SqlExecutor } from './meta-store.js';
-import { parseInt8, withDeadline } from './meta-store.js';
+import type { MetaStore, QueryResult, SqlExecutor, StoreChannel, StoreListener, StoreNotifications } from './meta-store.js';
+import { ChannelListeners, parseInt8, STORE_CHANNELS, withDeadline } from './meta-store.js';
 
 export interface PgliteStoreOptions {
   /** Folder of the cluster; undefined keeps it in memory. */
@@ -39,10 +39,19 @@ function executor(db: Pick<PGlite, 'query'>): SqlExecutor {
 
 export class PgliteStore implements MetaStore {
   readonly backend = 'pglite' as const;
+  readonly notifications: StoreNotifications;
   private readonly direct: SqlExecutor;
+  readonly #listeners = new ChannelListeners();
+  #open = true;
 
   private constructor(private readonly db: PGlite) {
     this.direct = executor(db);
+    this.notifications = {
+      listen: (channel: StoreChannel, listener: StoreListener) => this.#listeners.add(channel, listener),
+      // One connection, owned by this process: every change is made here and heard here, before
+      // the statement that made it resolves (PGlite delivers notifications with the result).
+      delivering: () => this.#open,
+    };
   }
 
   static async open(options: PgliteStoreOptions = {}): Promise<PgliteStore> {
@@ -54,7 +63,9 @@ export class PgliteStore implements MetaStore {
       ? new PGlite({ parsers, ...(loadDataDir ? { loadDataDir } : {}) })
       : new PGlite(options.dataDir, { parsers, ...(loadDataDir ? { loadDataDir } : {}) });
     await db.waitReady;
-    return new PgliteStore(db);
+    const store = new PgliteStore(db);
+    for (const channel of STORE_CHANNELS) await db.listen(channel, (payload) => store.#listeners.deliver(channel, payload));
+    return store;
   }
 
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
@@ -77,6 +88,7 @@ export class PgliteStore implements MetaStore {
 
   /** Idempotent: the second caller waits for the first close. */
   close(): Promise<void> {
+    this.#open = false;
     this.#closing ??= this.db.close();
     return this.#closing;
   }

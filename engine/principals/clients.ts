@@ -100,11 +100,15 @@ function validateScopes(scopes: readonly string[]): Scope[] {
   return [...new Set(scopes as Scope[])];
 }
 
-/**
- * `authenticateClient` and the principal's auth state in one store round trip: the token
- * endpoint's hot path (one query per token instead of two). Same refusal rules and timing.
- */
-export async function authenticateClientPrincipal(db: SqlExecutor, clientId: string, clientSecret: string): Promise<{ client: OAuthClient; principal: PrincipalAuthState } | undefined> {
+/** A client row with its principal's auth state: what the token endpoint checks a secret against. */
+export interface ClientPrincipal {
+  readonly client: OAuthClient;
+  readonly secretSha256: Uint8Array;
+  readonly principal: PrincipalAuthState;
+}
+
+/** The client and its principal in one store round trip (the token endpoint's hot path). */
+export async function loadClientPrincipal(db: SqlExecutor, clientId: string): Promise<ClientPrincipal | undefined> {
   const row = (await db.query<{
     client_id: string; tenant_id: string; principal_id: string; allowed_scopes: string[]; secret_sha256: Uint8Array; revoked_at: Date | null;
     kind: PrincipalKind; name: string; status: PrincipalStatus; session_epoch: number | bigint; is_bootstrap_principal: boolean; roles: string | null;
@@ -115,13 +119,29 @@ export async function authenticateClientPrincipal(db: SqlExecutor, clientId: str
        FROM oauth_clients c JOIN principals p ON p.id = c.principal_id AND p.tenant_id = c.tenant_id
       WHERE c.client_id = $1`, [clientId],
   )).rows[0];
-  const matches = secretMatchesDigest(clientSecret, row?.secret_sha256 ?? DUMMY_DIGEST);
-  if (!row || !matches || row.revoked_at !== null) return undefined;
+  if (!row) return undefined;
   return {
-    client: { clientId: row.client_id, tenantId: row.tenant_id, principalId: row.principal_id, allowedScopes: row.allowed_scopes.filter(isScope), revoked: false },
+    client: { clientId: row.client_id, tenantId: row.tenant_id, principalId: row.principal_id, allowedScopes: row.allowed_scopes.filter(isScope), revoked: row.revoked_at !== null },
+    secretSha256: row.secret_sha256,
     principal: {
       id: row.principal_id, tenantId: row.tenant_id, kind: row.kind, name: row.name, status: row.status,
       sessionEpoch: Number(row.session_epoch), roles: splitRoles(row.roles), isBootstrap: row.is_bootstrap_principal,
     },
   };
+}
+
+/**
+ * Checks a presented secret against a loaded client (or its absence). Unknown, revoked and
+ * wrong-secret clients look the same; for an unknown id a digest is still compared so the timing
+ * does not tell them apart.
+ */
+export function checkClientSecret(found: ClientPrincipal | undefined, clientSecret: string): { client: OAuthClient; principal: PrincipalAuthState } | undefined {
+  const matches = secretMatchesDigest(clientSecret, found?.secretSha256 ?? DUMMY_DIGEST);
+  if (!found || !matches || found.client.revoked) return undefined;
+  return { client: found.client, principal: found.principal };
+}
+
+/** `loadClientPrincipal` then `checkClientSecret`, uncached. */
+export async function authenticateClientPrincipal(db: SqlExecutor, clientId: string, clientSecret: string): Promise<{ client: OAuthClient; principal: PrincipalAuthState } | undefined> {
+  return checkClientSecret(await loadClientPrincipal(db, clientId), clientSecret);
 }

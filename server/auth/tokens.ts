@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
-import type { SqlExecutor } from '../../catalog/store/meta-store.js';
-import { canAuthenticate, loadPrincipalAuthState, type PrincipalAuthState } from '../../engine/principals/principals.js';
+import type { PrincipalStates } from '../../engine/principals/auth-cache.js';
+import { canAuthenticate, type PrincipalAuthState } from '../../engine/principals/principals.js';
 import { parseScopeClaim, type Scope } from '../../engine/principals/scopes.js';
 import { SIGNING_ALGORITHM, type Clock, type KeyRing } from './key-ring.js';
 
@@ -69,7 +69,7 @@ const VERIFIED_CACHE_SIZE = 4096;
 export class TokenService {
   constructor(
     private readonly keys: KeyRing,
-    private readonly db: SqlExecutor,
+    private readonly principals: PrincipalStates,
     private readonly clock: Clock,
     private readonly options: TokenServiceOptions,
   ) {}
@@ -112,7 +112,7 @@ export class TokenService {
     const payload = signed.payload;
     const claims = checkClaimShapes(payload);
     if (!claims) return { ok: false, reason: 'invalid token' };
-    const principal = await loadPrincipalAuthState(this.db, claims.tid, claims.sub);
+    const principal = await this.principals.principal(claims.tid, claims.sub);
     if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'principal may not sign in' };
     if (claims.sess_epoch < principal.sessionEpoch) return { ok: false, reason: 'session revoked' };
     return { ok: true, auth: { principal, scopes: new Set(parseScopeClaim(claims.scope)), claims } };

@@ -7,7 +7,7 @@
  * per client id and per address.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateClientPrincipal, type OAuthClient } from '../../engine/principals/clients.js';
+import { checkClientSecret, type OAuthClient } from '../../engine/principals/clients.js';
 import { canAuthenticate, loadPrincipalAuthState, type PrincipalAuthState } from '../../engine/principals/principals.js';
 import { parseScopeClaim, resolveRequestedScopes, type Scope } from '../../engine/principals/scopes.js';
 import type { AuthMethod } from '../auth/tokens.js';
@@ -154,7 +154,7 @@ async function authenticate(state: FloeState, req: FastifyRequest, presented: Pr
   const addressKey = `address:${req.ip}`;
   const wait = Math.max(state.failuresByClient.retryAfterSeconds(clientKey), state.failuresByAddress.retryAfterSeconds(addressKey));
   if (wait > 0) throw new OAuthRefusal('invalid_client', `too many failed authentication attempts; retry in ${wait} s`, 429, wait);
-  const found = await authenticateClientPrincipal(state.store, presented.clientId, presented.clientSecret);
+  const found = checkClientSecret(await state.authStates.clientPrincipal(presented.clientId), presented.clientSecret);
   const client = found?.client;
   const principal = found?.principal;
   if (!client || !principal) {

@@ -20,6 +20,7 @@ function faultyStore(real: MetaStore): { store: MetaStore; arm(f: Fault): void }
   const lost = () => Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
   const store: MetaStore = {
     backend: real.backend,
+    notifications: real.notifications,
     query: (sql, params) => real.query(sql, params),
     exec: (s) => real.exec(s),
     ping: (ms) => real.ping(ms),

@@ -1,0 +1,111 @@
+/**
+ * What authentication reads on every request, kept in memory and kept true: a principal's auth
+ * state (status, session epoch, roles) by id, and a client with its principal by client id.
+ *
+ * Every authenticated request reads the principal's status and epoch, and every client-credentials
+ * token reads the client: one store round trip each, which on embedded PGlite runs on the event
+ * loop and costs more than the rest of the request. The store announces every change to those rows
+ * (migration 0006: a trigger calls `pg_notify('floe_auth', <principal id>)`), whoever makes it, and
+ * the store delivers this process's own announcements before the changing statement resolves
+ * (catalog/store/meta-store.ts, `StoreNotifications`). So:
+ *
+ * - a change made through this process is seen by the very next request, as without a cache;
+ * - a change made by another process on the same PostgreSQL is seen once its announcement arrives
+ *   on the listening connection (a round trip, milliseconds);
+ * - while no connection listens (PostgreSQL unreachable, reconnecting), the cache is bypassed and
+ *   emptied, so nothing stale outlives an outage.
+ *
+ * A load that races an announcement is not kept: every announcement advances a generation, and a
+ * result is stored only if the generation did not move while it was read.
+ */
+import type { MetaStore, SqlExecutor } from '../../catalog/store/meta-store.js';
+import { loadClientPrincipal, type ClientPrincipal } from './clients.js';
+import { loadPrincipalAuthState, type PrincipalAuthState } from './principals.js';
+
+/** Reads a principal's auth state; the cache and the plain store both answer it. */
+export interface PrincipalStates {
+  principal(tenantId: string, principalId: string): Promise<PrincipalAuthState | undefined>;
+  clientPrincipal(clientId: string): Promise<ClientPrincipal | undefined>;
+}
+
+/** Straight from the store, no cache: for CLIs, one-shot tools and tests of the uncached path. */
+export function storePrincipalStates(db: SqlExecutor): PrincipalStates {
+  return {
+    principal: (tenantId, principalId) => loadPrincipalAuthState(db, tenantId, principalId),
+    clientPrincipal: (clientId) => loadClientPrincipal(db, clientId),
+  };
+}
+
+export interface AuthStateCacheOptions {
+  /** Entries kept per map; the oldest goes first. */
+  readonly maxEntries?: number;
+}
+
+const DEFAULT_MAX_ENTRIES = 10_000;
+
+export class AuthStateCache implements PrincipalStates {
+  readonly #principals = new Map<string, PrincipalAuthState>();
+  readonly #clients = new Map<string, ClientPrincipal>();
+  readonly #maxEntries: number;
+  #generation = 0;
+  readonly #unlisten: () => void;
+
+  constructor(private readonly store: MetaStore, options: AuthStateCacheOptions = {}) {
+    this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    this.#unlisten = store.notifications.listen('floe_auth', {
+      onMessage: (payload) => this.forget(payload),
+      onReset: () => this.forget('*'),
+    });
+  }
+
+  async principal(tenantId: string, principalId: string): Promise<PrincipalAuthState | undefined> {
+    const cached = this.#principals.get(principalId);
+    if (cached !== undefined && this.store.notifications.delivering()) return cached.tenantId === tenantId ? cached : undefined;
+    const generation = this.#generation;
+    const loaded = await loadPrincipalAuthState(this.store, tenantId, principalId);
+    if (loaded !== undefined && this.keepable(generation)) remember(this.#principals, principalId, loaded, this.#maxEntries);
+    return loaded;
+  }
+
+  async clientPrincipal(clientId: string): Promise<ClientPrincipal | undefined> {
+    const cached = this.#clients.get(clientId);
+    if (cached !== undefined && this.store.notifications.delivering()) return cached;
+    const generation = this.#generation;
+    const loaded = await loadClientPrincipal(this.store, clientId);
+    // Unknown ids are not kept: anyone can send any number of them.
+    if (loaded !== undefined && this.keepable(generation)) remember(this.#clients, clientId, loaded, this.#maxEntries);
+    return loaded;
+  }
+
+  /** Entries held, for tests and metrics. */
+  get size(): { readonly principals: number; readonly clients: number } {
+    return { principals: this.#principals.size, clients: this.#clients.size };
+  }
+
+  close(): void {
+    this.#unlisten();
+    this.forget('*');
+  }
+
+  private keepable(generation: number): boolean {
+    return generation === this.#generation && this.store.notifications.delivering();
+  }
+
+  /** Drops what an announcement names: one principal (and its clients) or, for `*`, everything. */
+  private forget(principalId: string): void {
+    this.#generation++;
+    if (principalId === '*') {
+      this.#principals.clear();
+      this.#clients.clear();
+      return;
+    }
+    this.#principals.delete(principalId);
+    for (const [clientId, c] of this.#clients) if (c.client.principalId === principalId) this.#clients.delete(clientId);
+  }
+}
+
+function remember<V>(map: Map<string, V>, key: string, value: V, maxEntries: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > maxEntries) map.delete(map.keys().next().value!);
+}

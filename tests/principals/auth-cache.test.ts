@@ -1,0 +1,131 @@
+/**
+ * The auth-state cache stays true: every change to a principal, its roles or its clients, made by
+ * any statement of this process, is seen by the very next read; another process's change is seen
+ * once its announcement arrives; while nobody listens, the cache is bypassed.
+ */
+import t from 'tap';
+import pg from 'pg';
+import { openStore } from '../../catalog/store/open-store.js';
+import { LISTENER_APPLICATION_NAME } from '../../catalog/store/pg-store.js';
+import { AuthStateCache } from '../../engine/principals/auth-cache.js';
+import { bootstrapIfEmpty } from '../../engine/principals/bootstrap.js';
+import { checkClientSecret, createClient } from '../../engine/principals/clients.js';
+import { createServiceAccount } from '../../engine/principals/principals.js';
+import { createPostgresDatabase, onEachBackend, POSTGRES_ADMIN_URL } from '../helpers/stores.js';
+
+const TENANT = 'default';
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+t.test('changes made through the store are seen by the next read', async (t) => {
+  await onEachBackend(t, async (t, store) => {
+    await bootstrapIfEmpty(store);
+    const cache = new AuthStateCache(store);
+    t.teardown(() => cache.close());
+    await until('the store listens', async () => store.notifications.delivering());
+    const p = await createServiceAccount(store, { tenantId: TENANT, name: 'etl', roles: ['reader'] });
+    const creds = await createClient(store, { tenantId: TENANT, principalId: p.id, scopes: ['catalog:read', 'sql'] });
+
+    t.equal((await cache.principal(TENANT, p.id))?.status, 'ACTIVE');
+    // On PostgreSQL the listening connection hears the creation again a moment later, which may
+    // keep the first read from being stored; a later one is.
+    await until('kept', async () => (await cache.principal(TENANT, p.id)) !== undefined && cache.size.principals === 1);
+    t.equal(cache.size.principals, 1, 'kept');
+    t.equal(await cache.principal('other-tenant', p.id), undefined, 'another tenant never sees it');
+
+    await store.query(`UPDATE principals SET status = 'SUSPENDED' WHERE id = $1`, [p.id]);
+    t.equal((await cache.principal(TENANT, p.id))?.status, 'SUSPENDED', 'status change seen at once');
+
+    await store.transaction(async (tx) => {
+      await tx.query(`UPDATE principals SET status = 'ACTIVE', session_epoch = session_epoch + 1 WHERE id = $1`, [p.id]);
+    });
+    const after = await cache.principal(TENANT, p.id);
+    t.equal(after?.status, 'ACTIVE');
+    t.equal(after?.sessionEpoch, p.sessionEpoch + 1, 'epoch bump in a transaction seen at once');
+
+    await store.query('INSERT INTO principal_roles (tenant_id, principal_id, role) VALUES ($1, $2, $3)', [TENANT, p.id, 'writer']);
+    t.same((await cache.principal(TENANT, p.id))?.roles, ['reader', 'writer'], 'role grant seen at once');
+    await store.query('DELETE FROM principal_roles WHERE principal_id = $1 AND role = $2', [p.id, 'reader']);
+    t.same((await cache.principal(TENANT, p.id))?.roles, ['writer'], 'role revoke seen at once');
+
+    t.ok(checkClientSecret(await cache.clientPrincipal(creds.clientId), creds.clientSecret), 'client authenticates');
+    t.notOk(checkClientSecret(await cache.clientPrincipal(creds.clientId), `${creds.clientSecret}x`), 'wrong secret refused from the cache too');
+    t.equal(cache.size.clients, 1);
+    await store.query('UPDATE oauth_clients SET revoked_at = now() WHERE client_id = $1', [creds.clientId]);
+    t.notOk(checkClientSecret(await cache.clientPrincipal(creds.clientId), creds.clientSecret), 'revocation seen at once');
+
+    const rotated = await createClient(store, { tenantId: TENANT, principalId: p.id });
+    t.ok(checkClientSecret(await cache.clientPrincipal(rotated.clientId), rotated.clientSecret));
+    await store.query(`UPDATE principals SET status = 'DEACTIVATED' WHERE id = $1`, [p.id]);
+    t.equal((await cache.clientPrincipal(rotated.clientId))?.principal.status, 'DEACTIVATED', "a principal's change reaches its clients");
+
+    await cache.principal(TENANT, p.id);
+    await store.query('UPDATE principals SET login_failures = login_failures + 1 WHERE id = $1', [p.id]);
+    t.equal(cache.size.principals, 1, 'columns authentication does not read announce nothing');
+  });
+});
+
+t.test('a load that races an announcement is not kept', async (t) => {
+  await onEachBackend(t, async (t, store) => {
+    await bootstrapIfEmpty(store);
+    const cache = new AuthStateCache(store);
+    t.teardown(() => cache.close());
+    const p = await createServiceAccount(store, { tenantId: TENANT, name: 'racer' });
+    const reading = cache.principal(TENANT, p.id);
+    await store.query(`UPDATE principals SET status = 'SUSPENDED' WHERE id = $1`, [p.id]);
+    await reading;
+    t.equal((await cache.principal(TENANT, p.id))?.status, 'SUSPENDED');
+  });
+});
+
+t.test('PostgreSQL: another process is heard; an outage empties and bypasses the cache', async (t) => {
+  const db = await createPostgresDatabase();
+  if (!db) {
+    if (process.env.CI === 'true') t.fail('PostgreSQL is required in CI');
+    return;
+  }
+  const mine = await openStore({ kind: 'postgres', connectionString: db.url, poolSize: 4 });
+  const theirs = await openStore({ kind: 'postgres', connectionString: db.url, poolSize: 2 });
+  const cache = new AuthStateCache(mine);
+  t.teardown(async () => {
+    cache.close();
+    await mine.close();
+    await theirs.close();
+    await db.drop();
+  });
+  await bootstrapIfEmpty(mine);
+  const p = await createServiceAccount(mine, { tenantId: TENANT, name: 'shared' });
+  await until('the listener connects', async () => mine.notifications.delivering());
+  t.equal((await cache.principal(TENANT, p.id))?.status, 'ACTIVE');
+
+  await theirs.query(`UPDATE principals SET status = 'SUSPENDED' WHERE id = $1`, [p.id]);
+  await until('the other process\'s change is heard', async () => (await cache.principal(TENANT, p.id))?.status === 'SUSPENDED');
+  t.pass('another process\'s change heard');
+
+  // The listening connection dies: nothing may be trusted until it is back.
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await admin.connect();
+  try {
+    const terminated = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database() OR (application_name = $1 AND datname = $2)', [LISTENER_APPLICATION_NAME, new URL(db.url).pathname.slice(1)]);
+    t.ok(terminated.rowCount! >= 1, 'the listener was terminated');
+  } finally {
+    await admin.end();
+  }
+  await until('the loss is noticed', async () => !mine.notifications.delivering());
+  t.equal(cache.size.principals, 0, 'emptied on the loss');
+  await theirs.query(`UPDATE principals SET status = 'ACTIVE' WHERE id = $1`, [p.id]);
+  t.equal((await cache.principal(TENANT, p.id))?.status, 'ACTIVE', 'read through while nobody listens');
+  t.equal(cache.size.principals, 0, 'nothing kept while nobody listens');
+  await until('the listener reconnects', async () => mine.notifications.delivering());
+  await cache.principal(TENANT, p.id);
+  t.equal(cache.size.principals, 1, 'kept again once listening');
+  await theirs.query(`UPDATE principals SET status = 'SUSPENDED' WHERE id = $1`, [p.id]);
+  await until('heard after the reconnect', async () => (await cache.principal(TENANT, p.id))?.status === 'SUSPENDED');
+  t.pass('heard after the reconnect');
+});
