@@ -4,8 +4,8 @@
  * then the principal's current status and session epoch in the store: a lagging `sess_epoch`
  * or a principal that may no longer sign in makes the token worthless at once.
  */
-import { randomUUID } from 'node:crypto';
-import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
+import { KeyObject, randomUUID, sign as signDigest } from 'node:crypto';
+import { jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import type { PrincipalStates } from '../../engine/principals/auth-cache.js';
 import { canAuthenticate, type PrincipalAuthState } from '../../engine/principals/principals.js';
 import { parseScopeClaim, type Scope } from '../../engine/principals/scopes.js';
@@ -92,8 +92,17 @@ export class TokenService {
       jti: randomUUID(),
     };
     const { kid, key } = this.keys.signingKey();
-    const accessToken = await new SignJWT(claims).setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ: 'JWT' }).sign(key);
+    const accessToken = signCompactJws({ alg: SIGNING_ALGORITHM, kid, typ: 'JWT' }, claims, this.nodeKey(key));
     return { accessToken, expiresIn: this.options.accessTokenTtlSeconds, claims };
+  }
+
+  /** node:crypto handles of the signing keys, by the key ring's key object. */
+  readonly #nodeKeys = new WeakMap<object, KeyObject>();
+
+  private nodeKey(key: Parameters<typeof KeyObject.from>[0] | object): KeyObject {
+    let k = this.#nodeKeys.get(key);
+    if (k === undefined) this.#nodeKeys.set(key, k = key instanceof KeyObject ? key : KeyObject.from(key as Parameters<typeof KeyObject.from>[0]));
+    return k;
   }
 
   /**
@@ -175,4 +184,16 @@ function checkClaimShapes(p: JWTPayload): AccessTokenClaims | undefined {
   if (typeof c.auth_method !== 'string' || typeof c.auth_time !== 'number') return undefined;
   if (!Array.isArray(c.amr) || !c.amr.every((a) => typeof a === 'string')) return undefined;
   return p as AccessTokenClaims;
+}
+
+/**
+ * A compact JWS (RFC 7515 §7.1) signed with ES256 by node:crypto: the signature in the JOSE
+ * form (r || s, `ieee-p1363`). Verification stays with jose; signing is done here because it is
+ * on the token endpoint's hot path and node's synchronous sign costs a third of WebCrypto's
+ * asynchronous one (docs/decisions.md).
+ */
+export function signCompactJws(header: Readonly<Record<string, unknown>>, payload: Readonly<Record<string, unknown>>, key: KeyObject): string {
+  const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+  const signature = signDigest('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
+  return `${input}.${signature.toString('base64url')}`;
 }
