@@ -171,10 +171,11 @@ class Slicer {
   private readonly resumes: SliceCommand[] = [];
   private wake: (() => void) | undefined;
 
-  constructor(private readonly s: FragmentSlicing, private readonly task: Interruptible) {
+  /** `cpu0`: the thread CPU the fragment started with (read once by the caller: each read is a file). */
+  constructor(private readonly s: FragmentSlicing, private readonly task: Interruptible, cpu0: number | undefined, wall0: number) {
     this.quantumMs = s.quantumMs;
-    this.quantumWall0 = performance.now();
-    this.quantumCpu0 = threadCpuMs() ?? this.quantumWall0;
+    this.quantumWall0 = wall0;
+    this.quantumCpu0 = cpu0 ?? wall0;
     s.port.on('message', (m: SliceCommand) => {
       this.resumes.push(m);
       this.wake?.();
@@ -252,6 +253,10 @@ class Slicer {
   }
 }
 
+/** Bounds of the wait between polls while DuckDB's background threads run every task (ms). */
+const MIN_IDLE_WAIT_MS = 0.02;
+const MAX_IDLE_WAIT_MS = 1;
+
 /**
  * Runs one statement to completion by pending-result tasks, checking the interrupt cell between
  * tasks; on an interrupt, `connection.interrupt()` stops it and `Interrupted` is thrown.
@@ -260,6 +265,10 @@ async function drive(conn: DuckDBConnection, sql: string, task: Interruptible, s
   const before = interruptReason(task);
   if (before !== INTERRUPT_NONE) throw new Interrupted(before);
   const pending = await conn.start(sql);
+  // While DuckDB's own threads hold every task, wait on the interrupt cell (an interrupt wakes it)
+  // for a short time that grows: a small query is done within microseconds, and a fixed 1 ms sleep
+  // was most of its latency; a long one settles at 1 ms between polls.
+  let idleWaitMs = MIN_IDLE_WAIT_MS;
   for (;;) {
     const parkedReason = slicer?.due() === true ? await slicer.yieldQuantum() : INTERRUPT_NONE;
     const reason = parkedReason !== INTERRUPT_NONE ? parkedReason : interruptReason(task);
@@ -281,7 +290,12 @@ async function drive(conn: DuckDBConnection, sql: string, task: Interruptible, s
       throw e;
     }
     if (state === DuckDBPendingResultState.RESULT_READY) break;
-    if (state === DuckDBPendingResultState.NO_TASKS_AVAILABLE) Atomics.wait(task.interrupt, 0, INTERRUPT_NONE, 1);
+    if (state === DuckDBPendingResultState.NO_TASKS_AVAILABLE) {
+      Atomics.wait(task.interrupt, 0, INTERRUPT_NONE, idleWaitMs);
+      idleWaitMs = Math.min(MAX_IDLE_WAIT_MS, idleWaitMs * 2);
+    } else {
+      idleWaitMs = MIN_IDLE_WAIT_MS;
+    }
   }
   return pending.getResult();
 }
@@ -409,11 +423,11 @@ async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput
 
 
 async function runFragment(task: FragmentTask): Promise<WorkerReply> {
-  const slicer = task.slicing === undefined ? undefined : new Slicer(task.slicing, task);
   const conn = await connection();
   const created: Created = { attached: [], views: [] };
   const cpu0 = threadCpuMs();
   const wall0 = performance.now();
+  const slicer = task.slicing === undefined ? undefined : new Slicer(task.slicing, task, cpu0, wall0);
   let rows = 0;
   const metrics = (): FragmentMetrics => {
     const cpu1 = threadCpuMs();
