@@ -21,7 +21,7 @@ import { threadId, workerData } from 'node:worker_threads';
 import {
   DuckDBBlobValue, DuckDBDateValue, DuckDBDecimalValue, DuckDBInstance, DuckDBPendingResultState, DuckDBTimeValue, DuckDBTimestampTZValue, DuckDBTimestampValue,
 } from '@duckdb/node-api';
-import type { DuckDBConnection, DuckDBMaterializedResult, DuckDBResult, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBMaterializedResult, DuckDBPendingResult, DuckDBPreparedStatement, DuckDBResult, DuckDBValue } from '@duckdb/node-api';
 import type { IcebergValue } from '../../catalog/iceberg/conversions.js';
 import { applyTransform } from '../../catalog/iceberg/transforms.js';
 import { DuckDBResultReader } from '@duckdb/node-api';
@@ -253,6 +253,46 @@ class Slicer {
   }
 }
 
+/**
+ * Prepared statements of SQL that reads no relation, by text, kept for the next task that runs the
+ * same text: health checks and constant queries (`SELECT 1`) skip DuckDB's parse, bind and optimise
+ * (most of their cost). Only relation-free SQL is kept: DuckDB does not re-bind a prepared
+ * statement when a temp view it read is replaced, and every table a task reads is such a view.
+ */
+const reusableStatements = new Map<string, DuckDBPreparedStatement>();
+const MAX_REUSABLE_STATEMENTS = 256;
+
+/**
+ * Starts one statement: prepared directly (one trip to DuckDB's thread instead of extracting
+ * statements first), or taken from `reusableStatements` when `reusable`.
+ */
+async function startStatement(conn: DuckDBConnection, sql: string, reusable: boolean): Promise<DuckDBPendingResult> {
+  const kept = reusable ? reusableStatements.get(sql) : undefined;
+  if (kept !== undefined) return kept.start();
+  let prepared: DuckDBPreparedStatement;
+  try {
+    prepared = await conn.prepare(sql);
+  } catch (e) {
+    // Several statements in one text cannot be prepared at once: run all but the last, start the last.
+    if (/multiple statements/i.test(String(e))) return conn.start(sql);
+    throw e;
+  }
+  if (!reusable) {
+    try {
+      return prepared.start();
+    } finally {
+      prepared.destroySync();
+    }
+  }
+  reusableStatements.set(sql, prepared);
+  if (reusableStatements.size > MAX_REUSABLE_STATEMENTS) {
+    const [oldest, statement] = reusableStatements.entries().next().value!;
+    reusableStatements.delete(oldest);
+    statement.destroySync();
+  }
+  return prepared.start();
+}
+
 /** Bounds of the wait between polls while DuckDB's background threads run every task (ms). */
 const MIN_IDLE_WAIT_MS = 0.02;
 const MAX_IDLE_WAIT_MS = 1;
@@ -261,10 +301,10 @@ const MAX_IDLE_WAIT_MS = 1;
  * Runs one statement to completion by pending-result tasks, checking the interrupt cell between
  * tasks; on an interrupt, `connection.interrupt()` stops it and `Interrupted` is thrown.
  */
-async function drive(conn: DuckDBConnection, sql: string, task: Interruptible, slicer?: Slicer): Promise<DuckDBResult> {
+async function drive(conn: DuckDBConnection, sql: string, task: Interruptible, slicer?: Slicer, reusable = false): Promise<DuckDBResult> {
   const before = interruptReason(task);
   if (before !== INTERRUPT_NONE) throw new Interrupted(before);
-  const pending = await conn.start(sql);
+  const pending = await startStatement(conn, sql, reusable);
   // While DuckDB's own threads hold every task, wait on the interrupt cell (an interrupt wakes it)
   // for a short time that grows: a small query is done within microseconds, and a fixed 1 ms sleep
   // was most of its latency; a long one settles at 1 ms between polls.
@@ -447,7 +487,8 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
         return { ok: true, kind: 'spilled', metrics: metrics() };
       }
       case 'rows': {
-        const result = await drive(conn, task.sql, task, slicer);
+        const readsNothing = task.scans.length === 0 && task.inputs.length === 0 && (task.systemScans?.length ?? 0) === 0;
+        const result = await drive(conn, task.sql, task, slicer, readsNothing);
         const reader = new DuckDBResultReader(result as DuckDBMaterializedResult);
         const limit = output.maxRows;
         if (limit === undefined) await reader.readAll();

@@ -57,6 +57,26 @@ t.test('values keep their precision on the wire', async (t) => {
   t.ok(r.metrics.perFragment[0]!.cpuMs >= 0);
 });
 
+t.test('statements that read no table are prepared once per worker, and still evaluated on every run', async (t) => {
+  const random = new Set<number>();
+  const times = new Set<string>();
+  for (let i = 0; i < 8; i++) {
+    const r = await exec.execute(one('SELECT random() AS r, 1 + 1 AS two'));
+    t.equal(r.rows[0]![1], 2);
+    random.add(r.rows[0]![0] as number);
+    const n = await exec.execute(one('SELECT now()::VARCHAR AS n'));
+    times.add(n.rows[0]![0] as string);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  t.equal(random.size, 8, 'a volatile function is not frozen by reuse');
+  t.ok(times.size > 1, 'nor is the statement time');
+  const err = await failure(exec.execute(one('SELECT 1/0::INTEGER AS boom, error(\'kept statement failed\')')));
+  t.match(err.message, /kept statement failed/);
+  const again = await failure(exec.execute(one('SELECT 1/0::INTEGER AS boom, error(\'kept statement failed\')')));
+  t.match(again.message, /kept statement failed/, 'a kept statement that fails fails again the same way');
+  t.same((await exec.execute(one('SELECT 1 AS one'))).rows, [[1]], 'and the worker serves on');
+});
+
 t.test('fragments hand exact results to later fragments (HUGEINT partial sums)', async (t) => {
   const plan: FragmentPlan = {
     fragments: [
