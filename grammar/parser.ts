@@ -78,24 +78,36 @@ export class Parser {
 
   /** Parses one statement into a result; a syntax error is a value, never thrown. Cached. */
   tryParse(sql: string): ParseResult {
-    if (this.#cacheSize > 0) {
-      const hit = this.#cache.get(sql);
-      if (hit !== undefined) {
-        this.#hits++;
-        this.#cache.delete(sql);
-        this.#cache.set(sql, hit);
-        return hit;
-      }
-    }
-    this.#misses++;
+    const hit = this.cached(sql);
+    if (hit !== undefined) return hit;
     const result = this.parseUncached(sql);
-    // Statements carrying secrets are not kept in memory beyond the parse; neither are failures,
-    // whose text may hold a secret the parse could not locate (the cache key is the text).
+    this.remember(sql, result);
+    return result;
+  }
+
+  /** The cached result for this text, if any (counted as a hit or a miss). */
+  cached(sql: string): ParseResult | undefined {
+    const hit = this.#cacheSize > 0 ? this.#cache.get(sql) : undefined;
+    if (hit === undefined) {
+      this.#misses++;
+      return undefined;
+    }
+    this.#hits++;
+    this.#cache.delete(sql);
+    this.#cache.set(sql, hit);
+    return hit;
+  }
+
+  /**
+   * Keeps a result parsed elsewhere (a parse worker) as if parsed here. Statements carrying secrets
+   * are not kept in memory beyond the parse; neither are failures, whose text may hold a secret the
+   * parse could not locate (the cache key is the text).
+   */
+  remember(sql: string, result: ParseResult): void {
     if (this.#cacheSize > 0 && result.ok && result.secrets.length === 0) {
       this.#cache.set(sql, result);
       if (this.#cache.size > this.#cacheSize) this.#cache.delete(this.#cache.keys().next().value!);
     }
-    return result;
   }
 
   /** Parses without looking at or filling the cache. */

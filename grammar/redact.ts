@@ -9,7 +9,7 @@
  * and the token after a secret keyword: a malformed `CREATE USER x PASSWORD 'y'` never keeps 'y'.
  * PUBLIC_KEY values are not secrets.
  */
-import type { Parser } from './parser.js';
+import type { Parser, ParseResult } from './parser.js';
 
 export const REDACTED = "'***'";
 
@@ -17,8 +17,11 @@ const SECRET_KEYWORDS: ReadonlySet<string> = new Set(['password', 'secret', 'inv
 
 /** The text with secret literals replaced; `parser` defaults to a private uncached one. */
 export function redact(sql: string, parser?: Parser): string {
-  const p = parser ?? defaultParser();
-  const r = p.tryParse(sql);
+  return redactParsed(sql, (parser ?? defaultParser()).tryParse(sql));
+}
+
+/** `redact` with the statement's parse result at hand (no second parse). */
+export function redactParsed(sql: string, r: ParseResult): string {
   if (r.ok) {
     if (r.secrets.length === 0) return sql;
     const spans = [...r.secrets].sort((a, b) => a.start - b.start);

@@ -2,6 +2,7 @@
  * Everything a server instance works with, built once and passed in (`buildServer(state)`).
  * No module-level singletons: tests build many of these in one process.
  */
+import { ParseOffload } from '../grammar/parse-offload.js';
 import { AuthStateCache } from '../engine/principals/auth-cache.js';
 import { resolve } from 'node:path';
 import { CatalogService } from '../catalog/rest/service.js';
@@ -112,6 +113,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     timer?.unref();
     const catalog = new CatalogService({ store, io: new LocalFileIO(), clock });
     const parser = new Parser({ cacheSize: 2000 });
+    const parseOffload = new ParseOffload(parser);
     const catalogStatements = new CatalogStatements(catalog);
     const metrics = createMetrics();
     // The MLFQ runs as many quanta at once as the pool has workers, unless the operator says otherwise.
@@ -144,7 +146,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets, passwords });
     const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
-      parser, history, clock,
+      parser, history, clock, parse: (sql) => parseOffload.tryParse(sql),
       runners: {
         ddl: (ctx, statement) => (statement.kind === 'CreateView' ? writeRunner.run(ctx, statement) : catalogStatements.run(ctx, statement)),
         query: (ctx, statement) => (statement.kind === 'Query' || statement.kind === 'Explain' ? queryRunner.run(ctx, statement) : writeRunner.run(ctx, statement)),
@@ -181,6 +183,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         if (timer) clearInterval(timer);
         await history.close();
         await executor?.close();
+        await parseOffload.close();
         clearInterval(idempotencyTimer);
         maintenance.stop();
         await webhookWorker.stop();

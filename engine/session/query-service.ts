@@ -16,10 +16,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FloeError, floeError, isFloeError, type ErrorCode } from '../../grammar/errors.js';
-import type { Parser } from '../../grammar/parser.js';
+import type { ParseResult, Parser } from '../../grammar/parser.js';
 import { queryType } from '../../grammar/analysis.js';
 import type { Statement, StatementKind, OptionValue } from '../../grammar/ir.js';
-import { redact } from '../../grammar/redact.js';
+import { redactParsed } from '../../grammar/redact.js';
 import { unreachable } from '../../grammar/ir.js';
 import type { QueryHistory, QueryLifecycle } from '../history/query-history.js';
 import { HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT } from '../history/query-history.js';
@@ -124,6 +124,11 @@ export const STATEMENT_CATEGORY: Readonly<Record<StatementKind, StatementCategor
 
 export interface QueryServiceOptions {
   readonly parser: Parser;
+  /**
+   * Parses a request's text; default `parser.tryParse`. The server passes a `ParseOffload`, which
+   * parses long texts on a worker thread (grammar/parse-offload.ts).
+   */
+  readonly parse?: (sql: string) => ParseResult | Promise<ParseResult>;
   readonly history: QueryHistory;
   readonly clock: { now(): number };
   /** Runners by category; a category without one answers UNSUPPORTED_STATEMENT. */
@@ -151,15 +156,19 @@ export const SESSION_SETTINGS: ReadonlyMap<string, (v: string) => string | undef
 export class QueryService {
   constructor(private readonly o: QueryServiceOptions) {}
 
+  private parse(sql: string): ParseResult | Promise<ParseResult> {
+    return this.o.parse !== undefined ? this.o.parse(sql) : this.o.parser.tryParse(sql);
+  }
+
   /** Parses, records and runs one statement. Throws `FloeError` (with `queryId` set) on failure. */
   async execute(principal: QueryPrincipal, request: QueryRequest): Promise<QueryAnswer> {
     const started = this.o.clock.now();
     const queryId = randomUUID();
-    const parsed = this.o.parser.tryParse(request.sql);
+    const parsed = await this.parse(request.sql);
     const lifecycle = this.o.history.begin({
       queryId, tenantId: principal.tenantId, userId: principal.principalId, userName: principal.name,
       // Redaction uses the parse tree when there is one, the token fallback otherwise.
-      sql: redact(request.sql, this.o.parser), queryType: parsed.ok ? queryType(parsed.statement) : 'unknown',
+      sql: redactParsed(request.sql, parsed), queryType: parsed.ok ? queryType(parsed.statement) : 'unknown',
       source: request.source ?? request.session?.['svc.query_source'] ?? null, warehouse: principal.defaultWarehouse,
     });
     try {
@@ -205,7 +214,7 @@ export class QueryService {
    * recorded in the invited user's tenant as theirs; a failed one has no tenant to be filed under.
    */
   async executeAnonymous(request: QueryRequest): Promise<QueryAnswer | undefined> {
-    const parsed = this.o.parser.tryParse(request.sql);
+    const parsed = await this.parse(request.sql);
     if (!parsed.ok || parsed.statement.kind !== 'RedeemInvitation') return undefined;
     const runner = this.o.runners.invitation;
     if (!runner) throw floeError('UNSUPPORTED_STATEMENT', { what: 'REDEEM INVITATION (principal management is not configured)' });
@@ -215,7 +224,7 @@ export class QueryService {
     if (result.recordAs) {
       const lifecycle = this.o.history.begin({
         queryId, tenantId: result.recordAs.tenantId, userId: result.recordAs.principalId, userName: result.recordAs.name,
-        sql: redact(request.sql, this.o.parser), queryType: 'principal', source: request.source ?? null, warehouse: null,
+        sql: redactParsed(request.sql, parsed), queryType: 'principal', source: request.source ?? null, warehouse: null,
       });
       lifecycle.running();
       lifecycle.completed({ rowsProduced: result.rows.length });
