@@ -162,6 +162,12 @@ await onEachBackend(t, async (t, store) => {
         `MERGE INTO ${table} AS t USING (SELECT * FROM (VALUES (7, 'x'), (7, 'y'), (12, 'z')) AS v(id, tag)) AS d ON t.id = d.id
           WHEN MATCHED AND d.id = 7 THEN DO NOTHING
           WHEN MATCHED THEN UPDATE SET note = d.tag`, 'overwrite'));
+      await t.test('UPDATE … FROM the target table again', (t) => step(t,
+        `UPDATE ${table} SET note = prev.note || '+' FROM ${table} AS prev WHERE items.id = prev.id + 1 AND items.id % 7 = 0`, 'overwrite'));
+      await t.test('MERGE with the target table as its source', (t) => step(t,
+        `MERGE INTO ${table} AS t USING ${table} AS o ON t.id = o.id + 1
+          WHEN MATCHED AND o.id % 9 = 0 THEN UPDATE SET note = 'after ' || o.note
+          WHEN NOT MATCHED AND o.id > 100 THEN INSERT (id, grp, v) VALUES (o.id + 1, 0, 0)`, 'overwrite'));
       await t.test('MERGE that only deletes', (t) => step(t,
         `MERGE INTO ${table} AS t USING (SELECT 20 AS id UNION ALL SELECT 21) AS d ON t.id = d.id WHEN MATCHED THEN DELETE`,
         mode === 'copy-on-write' ? 'overwrite' : 'delete'));
@@ -199,13 +205,13 @@ await onEachBackend(t, async (t, store) => {
           WHERE sql LIKE '%${ns}.%' AND (sql LIKE 'UPDATE%' OR sql LIKE 'DELETE%' OR sql LIKE 'MERGE%')`)).rows;
         const completed = history.filter((h) => h[1] === 'completed');
         const failed = history.filter((h) => h[1] === 'failed');
-        t.equal(completed.length, 10, 'seven changes and three without effect');
+        t.equal(completed.length, 12, 'nine changes and three without effect');
         t.equal(failed.length, 7, 'three refused twice-paired rows and four bad statements');
         for (const h of completed) {
           t.equal(h[2], String(h[0]).split(' ')[0]!.toLowerCase(), 'query_type');
           t.equal(h[3], 1, 'rows_produced is the one answer row');
         }
-        t.ok(completed.filter((h) => Number(h[5]) > 0).length >= 7, 'the changes scanned data files');
+        t.ok(completed.filter((h) => Number(h[5]) > 0).length >= 9, 'the changes scanned data files');
         t.same(failed.filter((h) => h[4] === '21000').length, 3, 'the refusals are 21000');
       });
     });
