@@ -338,9 +338,10 @@ export class WriteRunner {
         staged = await stageRowDelta(w.io, metadata, deletes, added);
         read = change.newRows === undefined ? [all, match] : [all, match, match];
       } else {
-        const rewrite = change.rewrite.kind === 'keep'
-          ? await this.fragmentOf(ctx, keepBound!, [{ ...planned[0]!, scan: keepBound!.scans[0]!, ...tasksOf(files) }], false)
-          : { ...match, sql: change.rewrite.sql(TARGET_SCAN, match.sql) };
+        // The keep statement may read other tables too (a subquery in WHERE or SET): only the target narrows.
+        const rewrite = change.rewrite.kind === 'join'
+          ? { ...match, sql: change.rewrite.sql(TARGET_SCAN, match.sql) }
+          : await this.fragmentOf(ctx, keepBound!, withTargetTasks(await this.o.queries.plannedScans(ctx, keepBound!), files), false);
         staged = await stageOverwrite(w.io, metadata, affected, await w.dataFiles(rewrite.sql, rewrite.scans));
         read = [all, rewrite];
       }
