@@ -36,6 +36,7 @@ export const ERRORS = {
   NUMERIC_OUT_OF_RANGE: def<{ detail: string }>('22003', 400, (p) => `numeric value out of range: ${p.detail}`),
   INVALID_TEXT_REPRESENTATION: def<{ detail: string }>('22P02', 400, (p) => `invalid input: ${p.detail}`),
   DATA_EXCEPTION: def<{ detail: string }>('22000', 400, (p) => `data exception: ${p.detail}`),
+  CARDINALITY_VIOLATION: def<{ detail: string }>('21000', 400, (p) => `cardinality violation: ${p.detail}`),
   PERMISSION_DENIED: def<{ detail: string }>('42501', 403, (p) => `permission denied: ${p.detail}`),
   NOT_AUTHENTICATED: def<{ detail: string }>('28000', 401, (p) => `not authenticated: ${p.detail}`),
   QUERY_CANCELLED: def<{ reason: string }>('57014', 409, (p) => `query cancelled: ${p.reason}`),

@@ -9,7 +9,7 @@ setDefaultParserFactory(() => new Parser({ cacheSize: 0 }));
 
 export { Parser, createParser, DEFAULT_MAX_STATEMENT_LENGTH };
 export type { ParseResult, ParseSuccess, ParseFailure, ParserOptions, CacheStats } from './parser.js';
-export { unparseQuery, unparseExpr, toSql, typeSql, quoteIdent, identSql, stringSql } from './unparse.js';
+export { unparseQuery, unparseFrom, unparseExpr, toSql, typeSql, quoteIdent, identSql, stringSql } from './unparse.js';
 export type { UnparseOptions } from './unparse.js';
 export { redact, redactTokens, REDACTED } from './redact.js';
 export { queryType, planFeatures } from './analysis.js';

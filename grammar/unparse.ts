@@ -409,6 +409,15 @@ export function unparseQuery(rel: Relation, options: UnparseOptions = {}): strin
   return new Printer(options).query(rel);
 }
 
+/**
+ * DuckDB SQL of a relation in FROM position (`a AS x, b JOIN c ON …`), aliases kept: for the FROM
+ * list of UPDATE … FROM and the USING list of DELETE … USING, whose names the statement's other
+ * clauses refer to.
+ */
+export function unparseFrom(rel: Relation, options: UnparseOptions = {}): string {
+  return new Printer(options).from(rel);
+}
+
 /** DuckDB SQL of an expression. */
 export function unparseExpr(e: Expr, options: UnparseOptions = {}): string {
   return new Printer(options).expr(e);

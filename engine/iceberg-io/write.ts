@@ -451,8 +451,9 @@ export async function stageOverwrite(io: FileIO, metadata: TableMetadata, remove
 }
 
 /**
- * Merge-on-read: position delete files (and, for UPDATE/MERGE, new data files) in one snapshot
- * (`delete` when only deletes are added, else `overwrite`). Needs format v2.
+ * Merge-on-read: position delete files (and, for UPDATE/MERGE, new data files) in one snapshot.
+ * The operation is Java Iceberg's `BaseRowDelta`'s: `append` when only data files are added,
+ * `delete` when only delete files are, else `overwrite`. Needs format v2.
  */
 export async function stageRowDelta(io: FileIO, metadata: TableMetadata, deleteFiles: readonly { readonly file: DataFile; readonly specId: number }[], added: readonly DataFile[], snapshotId: bigint = newSnapshotId()): Promise<StagedChange> {
   if (writableVersion(metadata) < 2) throw floeError('UNSUPPORTED_STATEMENT', { what: 'merge-on-read deletes on a format v1 table' });
@@ -471,7 +472,7 @@ export async function stageRowDelta(io: FileIO, metadata: TableMetadata, deleteF
   }
   return {
     snapshotId,
-    operation: added.length === 0 ? 'delete' : 'overwrite',
+    operation: deleteFiles.length === 0 && added.length > 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite',
     manifests,
     minExplicitSequence: new Map(),
     replacedManifests: new Set(),

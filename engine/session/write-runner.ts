@@ -1,32 +1,36 @@
 /**
  * SQL writes into Iceberg tables: INSERT (VALUES or SELECT, column lists), CREATE TABLE AS,
- * DELETE and UPDATE (copy-on-write), and CREATE [OR REPLACE] VIEW. Each write:
+ * DELETE [… USING], UPDATE [… FROM] and MERGE (copy-on-write, or merge-on-read when the table's
+ * `write.<operation>.mode` says so), and CREATE [OR REPLACE] VIEW. Each write:
  *
  *   bind the rows' query → one fragment → a worker writes Parquet files with field ids (one set per
  *   partition value, full column statistics) → manifests and a snapshot (engine/iceberg-io) →
  *   the catalog's commit function with `assert-ref-snapshot-id` (the same function the REST
- *   catalog uses). Appends re-base and retry when another writer committed first; a DELETE or
- *   UPDATE whose table changed under it fails with COMMIT_CONFLICT (40001) rather than lose a row.
+ *   catalog uses). Appends re-base and retry when another writer committed first; a DELETE,
+ *   UPDATE or MERGE whose table changed under it fails with COMMIT_CONFLICT (40001) rather than
+ *   lose a row.
  *
  * Statements built here from IR are unparsed and parsed again (`grammar/` round-trips), so the
  * binder validates every name, and the planner's isolation checks apply to every piece.
  */
 import { floeError, isFloeError } from '../../grammar/errors.js';
 import type { Parser } from '../../grammar/parser.js';
-import type { CreateTableAs, CreateView, Delete, Insert, Merge, MergeClause, Statement, Update } from '../../grammar/ir.js';
-import { identSql, quoteIdent, unparseExpr, unparseQuery } from '../../grammar/unparse.js';
+import type { CreateTableAs, CreateView, Delete, Insert, Merge, MergeAction, MergeClause, Statement, Update } from '../../grammar/ir.js';
+import { identSql, quoteIdent, unparseExpr, unparseFrom, unparseQuery } from '../../grammar/unparse.js';
 import { toCatalogError } from '../../catalog/rest/errors.js';
 import type { CatalogService } from '../../catalog/rest/service.js';
 import type { LoadedTable } from '../../catalog/rest/loaded.js';
 import { currentSchema, currentSnapshot, type TableMetadata } from '../../catalog/iceberg/table-metadata.js';
+import type { DataFile } from '../../catalog/iceberg/manifest.js';
 import type { FileScanTask } from '../../catalog/iceberg/scan.js';
 import type { TableRequirement } from '../../catalog/iceberg/table-updates.js';
 import { schema as makeSchema } from '../../catalog/iceberg/schema.js';
 import { findFieldByName } from '../../catalog/iceberg/schema.js';
-import { formatTableName, fragmentQuery, resolveTableName, type BoundQuery, type PlannedScan } from '../planner/index.js';
+import { estimatedRows, formatTableName, fragmentQuery, resolveTableName, type BoundQuery, type PlannedScan } from '../planner/index.js';
 import { identName } from '../planner/names.js';
-import type { Fragment, FragmentPlan } from '../fragments.js';
+import { scanRelation, type Fragment, type FragmentPlan, type TableScanInput } from '../fragments.js';
 import type { Executor } from '../exec/index.js';
+import type { QueryLease } from '../wlm/index.js';
 import {
   appendWriteRequest, commitUpdates, dataFilesFromWritten, deleteFilesFromWritten, duckdbType, isMergeOnRead, positionDeleteWriteRequest,
   sqlString, stageAppend, stageOverwrite, stageRowDelta, type StagedChange,
@@ -48,15 +52,6 @@ export interface WriteRunnerOptions {
   readonly parser: Parser;
   readonly executor: Executor;
   readonly queries: QueryRunner;
-}
-
-/** What a merge-on-read DELETE or UPDATE writes besides position deletes. */
-interface MergeOnRead {
-  readonly operation: 'delete' | 'update';
-  /** The matching rows (their positions become delete files). */
-  readonly matchedSql: string;
-  /** An UPDATE's new row versions, appended. */
-  readonly newRowsSql?: string;
 }
 
 interface Target {
@@ -98,17 +93,8 @@ export class WriteRunner {
   }
 
   /** The single fragment that yields a bound query's rows (writes run in one worker). */
-  private async oneFragment(ctx: StatementContext, bound: BoundQuery, override?: readonly (readonly FileScanTask[])[]): Promise<Fragment> {
-    const planned: PlannedScan[] = override
-      ? bound.scans.map((scan, i) => {
-        const tasks = override[i]!;
-        return { scan, tasks, prunedFiles: 0, estimatedRows: tasks.reduce((n, x) => n + x.file.recordCount, 0), estimatedBytes: tasks.reduce((n, x) => n + x.file.fileSizeInBytes, 0) };
-      })
-      : [...await this.o.queries.plannedScans(ctx, bound)];
-    const plan = await this.o.queries.prepare(ctx, bound, fragmentQuery(bound, planned, ONE_FRAGMENT));
-    const fragment = plan.fragments[plan.fragments.length - 1]!;
-    if (plan.fragments.length !== 1) throw new Error('Bug: a write source planned as more than one fragment');
-    return fragment;
+  private async oneFragment(ctx: StatementContext, bound: BoundQuery): Promise<Fragment> {
+    return this.fragmentOf(ctx, bound, await this.o.queries.plannedScans(ctx, bound), false);
   }
 
   /** Column names and DuckDB types of a fragment's result, by running it with LIMIT 0. */
@@ -240,37 +226,43 @@ export class WriteRunner {
     }
   }
 
-  // ------------------------------------------------------------------ DELETE and UPDATE (copy-on-write)
+  // ------------------------------------------------------------------ DELETE and UPDATE
 
-  private targetSql(s: Delete | Update): string {
-    return `${s.table.parts.map(identSql).join('.')}${s.alias ? ` AS ${identSql(s.alias)}` : ''}`;
+  /** The target as a FROM item, and the qualifier its columns go by (its alias, or the table's own name). */
+  private targetRef(s: Delete | Update): { readonly from: string; readonly qualifier: string } {
+    return {
+      from: `${s.table.parts.map(identSql).join('.')}${s.alias ? ` AS ${identSql(s.alias)}` : ''}`,
+      qualifier: identSql(s.alias ?? s.table.parts[s.table.parts.length - 1]!),
+    };
   }
 
-  /** Rows that match, and the data files that may hold them (after pruning). */
-  private async matches(ctx: StatementContext, s: Delete | Update): Promise<{ count: number; files: readonly FileScanTask[]; bound: BoundQuery }> {
-    const where = s.where === undefined ? 'TRUE' : unparseExpr(s.where);
-    const count = this.parse(`SELECT count(*) AS n FROM ${this.targetSql(s)} WHERE ${where}`);
-    const bound = await this.o.queries.bind(ctx, count);
-    const planned = await this.o.queries.plannedScans(ctx, bound);
-    const files = planned[0]?.tasks ?? [];
-    if (files.length === 0) return { count: 0, files, bound };
-    const fragment = await this.oneFragment(ctx, bound);
-    const r = await this.o.executor.execute({ fragments: [fragment] }, ctx.signal ? { signal: ctx.signal } : {});
-    return { count: Number(r.rows[0]?.[0] ?? 0), files, bound };
-  }
-
+  /** DELETE FROM t [USING …] [WHERE …]: with USING, a target row goes when at least one row of USING matches it (PostgreSQL). */
   private async deleteRows(ctx: StatementContext, s: Delete): Promise<RowSet> {
-    if (s.using !== undefined) throw floeError('UNSUPPORTED_STATEMENT', { what: 'DELETE … USING (use WHERE … IN (SELECT …))' });
-    const where = s.where === undefined ? 'TRUE' : unparseExpr(s.where);
-    return this.rewrite(ctx, s, `SELECT * FROM ${this.targetSql(s)} WHERE NOT coalesce((${where}), false)`, 'rows_deleted', {
-      operation: 'delete', matchedSql: `SELECT * FROM ${this.targetSql(s)} WHERE coalesce((${where}), false)`,
+    const t = this.target(ctx, s.table);
+    const loaded = await this.loadTarget(ctx, t);
+    const schema = currentSchema(loaded.metadata);
+    const target = this.targetRef(s);
+    const hit = `coalesce((${s.where === undefined ? 'TRUE' : unparseExpr(s.where)}), false)`;
+    const from = s.using === undefined ? target.from : `${target.from}, ${unparseFrom(s.using)}`;
+    return this.changeRows(ctx, s, t, loaded, {
+      operation: 'delete', label: 'rows_deleted',
+      matchSql: `SELECT ${target.qualifier}.* FROM ${from} WHERE ${hit}`,
+      pairs: s.using === undefined ? 'one' : 'collapse',
+      rewrite: s.using === undefined
+        ? { kind: 'keep', sql: `SELECT * FROM ${target.from} WHERE NOT ${hit}` }
+        : { kind: 'join', sql: (scan, match) => `SELECT ${schema.fields.map((f) => `__floe_t.${quoteIdent(f.name)}`).join(', ')} FROM ${scan} AS __floe_t WHERE NOT EXISTS (SELECT 1 FROM (${match}) AS __floe_m WHERE ${SAME_ROW})` },
     });
   }
 
+  /**
+   * UPDATE t SET … [FROM …] [WHERE …]. With FROM, each target row is joined to the FROM rows
+   * (PostgreSQL's semantics) and updated from the row it pairs with; a target row that pairs with
+   * more than one row is CARDINALITY_VIOLATION, as in MERGE, rather than PostgreSQL's arbitrary pick.
+   */
   private async update(ctx: StatementContext, s: Update): Promise<RowSet> {
-    if (s.from !== undefined) throw floeError('UNSUPPORTED_STATEMENT', { what: 'UPDATE … FROM (use a subquery in SET or WHERE, or MERGE)' });
     const t = this.target(ctx, s.table);
-    const schema = currentSchema((await this.loadTarget(ctx, t)).metadata);
+    const loaded = await this.loadTarget(ctx, t);
+    const schema = currentSchema(loaded.metadata);
     const sets = new Map<number, string>();
     for (const a of s.assignments) {
       if (a.column.length !== 1) throw floeError('UNSUPPORTED_STATEMENT', { what: 'assigning a nested field' });
@@ -279,120 +271,171 @@ export class WriteRunner {
       if (sets.has(f.id)) throw floeError('INVALID_PARAMETER', { name: f.name, detail: 'assigned twice' });
       sets.set(f.id, a.value === undefined ? 'NULL' : unparseExpr(a.value));
     }
-    const where = s.where === undefined ? 'TRUE' : unparseExpr(s.where);
-    const items = schema.fields.map((f) => {
-      const v = sets.get(f.id);
-      return v === undefined ? quoteIdent(f.name) : `CASE WHEN coalesce((${where}), false) THEN ${columnValue(v, f)} ELSE ${quoteIdent(f.name)} END AS ${quoteIdent(f.name)}`;
-    });
-    return this.rewrite(ctx, s, `SELECT ${items.join(', ')} FROM ${this.targetSql(s)}`, 'rows_updated', {
-      operation: 'update', matchedSql: `SELECT * FROM ${this.targetSql(s)} WHERE coalesce((${where}), false)`,
-      newRowsSql: `SELECT ${items.join(', ')} FROM ${this.targetSql(s)} WHERE coalesce((${where}), false)`,
-    });
-  }
-
-  /**
-   * Copy-on-write: the data files that may hold matching rows are rewritten through `keepSql` (the
-   * rows to keep, changed or not) and replaced in one overwrite snapshot.
-   */
-  private async rewrite(ctx: StatementContext, s: Delete | Update, keepSql: string, label: string, mor: MergeOnRead): Promise<RowSet> {
-    const t = this.target(ctx, s.table);
-    const loaded = await this.loadTarget(ctx, t);
-    if (currentSnapshot(loaded.metadata) === undefined) return { columns: [label], types: ['BIGINT'], rows: [[0]] };
-    const matched = await this.matches(ctx, s);
-    if (matched.count === 0) return { columns: [label], types: ['BIGINT'], rows: [[0]] };
-    if (isMergeOnRead(loaded.metadata, mor.operation)) return this.mergeOnRead(ctx, s, t, loaded, matched, mor, label);
-    const keepBound = await this.o.queries.bind(ctx, this.parse(keepSql));
-    if (keepBound.scans.length !== 1) throw new Error('Bug: a rewrite reads more than its table');
-    const fragment = await this.oneFragment(ctx, keepBound, [matched.files]);
-    const rows = { columns: [label], types: ['BIGINT'], rows: [[matched.count]] };
-    return this.overwrite(ctx, s, t, loaded, fragment, matched.files, this.shape(matched.bound, matched.files.reduce((n, f) => n + f.file.recordCount, 0)), rows);
-  }
-
-  /**
-   * Copy-on-write under a lease: a worker writes `fragment`'s rows as new data files, and one
-   * overwrite snapshot replaces `replaced` with them.
-   */
-  private async overwrite(
-    ctx: StatementContext, s: Statement, t: Target, loaded: LoadedTable, fragment: Fragment,
-    replaced: readonly FileScanTask[], shape: WorkloadShape, answer: RowSet,
-  ): Promise<RowSet> {
-    return this.o.queries.withLease(ctx, s, shape, async (lease) => {
-      const cc = catalogContextOf(ctx);
-      const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
-      const { request, dataLocation } = appendWriteRequest(loaded.metadata, fragment.sql, fragment.scans, { locationMappings: catalogRecord.locationMappings });
-      const written = await this.o.executor.write(request, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes });
-      lease.chargeCpu(written.metrics.cpuMs);
-      const added = dataFilesFromWritten(loaded.metadata, written.files, dataLocation);
-      const io = await this.o.catalog.fileIOFor(cc, t.catalog);
-      const staged = await stageOverwrite(io, loaded.metadata, new Set(replaced.map((f) => f.file.filePath)), added);
-      await this.commitWithRebase(ctx, t, loaded.metadata, staged);
-      return { ...answer, bytesScanned: fragment.scans.reduce((n, x) => n + x.estimatedBytes, 0), fragments: 2 };
+    const target = this.targetRef(s);
+    const hit = `coalesce((${s.where === undefined ? 'TRUE' : unparseExpr(s.where)}), false)`;
+    const from = s.from === undefined ? target.from : `${target.from}, ${unparseFrom(s.from)}`;
+    const assigned = schema.fields.filter((f) => sets.has(f.id));
+    const newValues = assigned.map((f) => `${columnValue(sets.get(f.id)!, f)} AS ${valueColumn(f)}`);
+    const keepItems = schema.fields.map((f) => (sets.has(f.id)
+      ? `CASE WHEN ${hit} THEN ${columnValue(sets.get(f.id)!, f)} ELSE ${quoteIdent(f.name)} END AS ${quoteIdent(f.name)}`
+      : quoteIdent(f.name)));
+    const joinItems = schema.fields.map((f) => (sets.has(f.id)
+      ? `CASE WHEN __floe_m.__floe_pos IS NULL THEN __floe_t.${quoteIdent(f.name)} ELSE __floe_m.${valueColumn(f)} END AS ${quoteIdent(f.name)}`
+      : `__floe_t.${quoteIdent(f.name)}`));
+    return this.changeRows(ctx, s, t, loaded, {
+      operation: 'update', label: 'rows_updated',
+      matchSql: `SELECT ${[`${target.qualifier}.*`, ...newValues].join(', ')} FROM ${from} WHERE ${hit}`,
+      pairs: s.from === undefined ? 'one' : 'refuse',
+      rewrite: s.from === undefined
+        ? { kind: 'keep', sql: `SELECT ${keepItems.join(', ')} FROM ${target.from}` }
+        : { kind: 'join', sql: (scan, match) => `SELECT ${joinItems.join(', ')} FROM ${scan} AS __floe_t LEFT JOIN (${match}) AS __floe_m ON ${SAME_ROW}` },
+      newRows: (match) => `SELECT ${schema.fields.map((f) => `${sets.has(f.id) ? valueColumn(f) : quoteIdent(f.name)} AS ${quoteIdent(f.name)}`).join(', ')} FROM (${match}) AS __floe_m`,
     });
   }
 
   /**
-   * Merge-on-read (the table's `write.delete.mode` / `write.update.mode` is `merge-on-read`): the
-   * matching rows' positions are written as position delete files (one per data file), an UPDATE's
-   * new row versions appended, both in one row-delta snapshot. No data file is rewritten.
+   * A DELETE or UPDATE. One pass over the files pruning leaves finds the target rows it changes, by
+   * data file and position (and refuses a row paired twice when the statement says so); then
+   * copy-on-write rewrites only the files holding them (overwrite snapshot), or merge-on-read
+   * (`write.delete.mode` / `write.update.mode`) writes their positions as delete files, one per
+   * data file, plus an UPDATE's new row versions (row-delta snapshot). No data file is rewritten
+   * under merge-on-read.
    */
-  private async mergeOnRead(
-    ctx: StatementContext, s: Delete | Update, t: Target, loaded: LoadedTable,
-    matched: { count: number; files: readonly FileScanTask[]; bound: BoundQuery }, mor: MergeOnRead, label: string,
-  ): Promise<RowSet> {
-    const positionsBound = await this.o.queries.bind(ctx, this.parse(mor.matchedSql));
-    const positions = await this.oneFragment(ctx, positionsBound, [matched.files]);
-    const scans = positions.scans.map((x) => ({ ...x, rowPositions: true }));
-    const positionsSql = `SELECT __floe_file_path AS file_path, __floe_pos AS pos FROM (${positions.sql}) AS __floe_d`;
-    const newRows = mor.newRowsSql === undefined ? undefined
-      : await this.oneFragment(ctx, await this.o.queries.bind(ctx, this.parse(mor.newRowsSql)), [matched.files]);
-    return this.o.queries.withLease(ctx, s, this.shape(matched.bound, matched.files.reduce((n, f) => n + f.file.recordCount, 0)), async (lease) => {
-      const cc = catalogContextOf(ctx);
-      const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
-      const options = { locationMappings: catalogRecord.locationMappings };
-      const del = positionDeleteWriteRequest(loaded.metadata, positionsSql, scans, options);
-      const writtenDeletes = await this.o.executor.write(del.request, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes });
-      lease.chargeCpu(writtenDeletes.metrics.cpuMs);
-      const deleteFiles = deleteFilesFromWritten(writtenDeletes.files, del.dataLocation, new Map(matched.files.map((f) => [f.file.filePath, f] as const)));
-      let added: ReturnType<typeof dataFilesFromWritten> = [];
-      if (newRows !== undefined) {
-        const app = appendWriteRequest(loaded.metadata, newRows.sql, newRows.scans, options);
-        const writtenRows = await this.o.executor.write(app.request, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes });
-        lease.chargeCpu(writtenRows.metrics.cpuMs);
-        added = dataFilesFromWritten(loaded.metadata, writtenRows.files, app.dataLocation);
+  private async changeRows(ctx: StatementContext, s: Delete | Update, t: Target, loaded: LoadedTable, change: RowChange): Promise<RowSet> {
+    const answer = (n: number): RowSet => ({ columns: [change.label], types: ['BIGINT'], rows: [[n]] });
+    const metadata = loaded.metadata;
+    if (currentSnapshot(metadata) === undefined) return answer(0);
+    const mor = isMergeOnRead(metadata, change.operation);
+    if (mor) requireRowDeltas(metadata);
+    const bound = await this.bindOverTarget(ctx, t, metadata, change.matchSql);
+    const planned = await this.o.queries.plannedScans(ctx, bound);
+    const targetTasks = planned[0]!.tasks;
+    if (targetTasks.length === 0) return answer(0);
+    const keepBound = !mor && change.rewrite.kind === 'keep' ? await this.bindOverTarget(ctx, t, metadata, change.rewrite.sql) : undefined;
+    return this.o.queries.withLease(ctx, s, this.shape(bound, estimatedRows(planned)), async (lease) => {
+      const all = await this.fragmentOf(ctx, bound, planned);
+      const summary = change.pairs === 'one'
+        ? `SELECT __floe_file_path, count(*), 1 FROM (${all.sql}) AS __floe_m GROUP BY __floe_file_path`
+        : `SELECT __floe_file_path, count(*), max(n) FROM (SELECT __floe_file_path, __floe_pos, count(*) AS n FROM (${all.sql}) AS __floe_m GROUP BY __floe_file_path, __floe_pos) AS __floe_r GROUP BY __floe_file_path`;
+      const counted = await this.rowsOf(lease, all, summary);
+      let count = 0;
+      const affected = new Set<string>();
+      for (const [path, n, most] of counted) {
+        if (change.pairs === 'refuse' && Number(most) > 1) throw floeError('CARDINALITY_VIOLATION', { detail: 'UPDATE … FROM: a target row matched more than one row of FROM' });
+        count += Number(n);
+        affected.add(String(path));
       }
-      const io = await this.o.catalog.fileIOFor(cc, t.catalog);
-      const staged = await stageRowDelta(io, loaded.metadata, deleteFiles, added);
-      await this.commitWithRebase(ctx, t, loaded.metadata, staged);
-      return { columns: [label], types: ['BIGINT'], rows: [[matched.count]], bytesScanned: scans.reduce((n, x) => n + x.estimatedBytes, 0), fragments: 2 };
+      if (count === 0) return answer(0);
+      const files = targetTasks.filter((x) => affected.has(x.file.filePath));
+      const match = await this.fragmentOf(ctx, bound, withTargetTasks(planned, files));
+      const w = await this.writerFor(ctx, t, metadata, lease);
+      let staged: StagedChange;
+      let read: readonly Fragment[];
+      if (mor) {
+        const positions = `SELECT ${change.pairs === 'collapse' ? 'DISTINCT ' : ''}__floe_file_path AS file_path, __floe_pos AS pos FROM (${match.sql}) AS __floe_m`;
+        const deletes = await w.positionDeletes(positions, match.scans, files);
+        const added = change.newRows === undefined ? [] : await w.dataFiles(change.newRows(match.sql), match.scans);
+        staged = await stageRowDelta(w.io, metadata, deletes, added);
+        read = change.newRows === undefined ? [all, match] : [all, match, match];
+      } else {
+        // The keep statement may read other tables too (a subquery in WHERE or SET): only the target narrows.
+        const rewrite = change.rewrite.kind === 'join'
+          ? { ...match, sql: change.rewrite.sql(TARGET_SCAN, match.sql) }
+          : await this.fragmentOf(ctx, keepBound!, withTargetTasks(await this.o.queries.plannedScans(ctx, keepBound!), files), false);
+        staged = await stageOverwrite(w.io, metadata, affected, await w.dataFiles(rewrite.sql, rewrite.scans));
+        read = [all, rewrite];
+      }
+      await this.commitWithRebase(ctx, t, metadata, staged);
+      return { ...answer(count), bytesScanned: bytesOf(read), fragments: read.length };
     });
   }
 
-  // ------------------------------------------------------------------ MERGE (copy-on-write)
+  /**
+   * Binds a statement whose first scan is the target (the write reads and changes that scan), and
+   * checks that it reads the snapshot the statement started from: the commit asserts that snapshot,
+   * so a newer one would only fail later.
+   */
+  private async bindOverTarget(ctx: StatementContext, t: Target, metadata: TableMetadata, sql: string): Promise<BoundQuery> {
+    const bound = await this.o.queries.bind(ctx, this.parse(sql));
+    const first = bound.scans[0];
+    if (first === undefined || formatTableName(first.table) !== formatTableName({ catalog: t.catalog, namespace: t.ident.namespace, name: t.ident.name })) {
+      throw new Error('Bug: a row-level write whose first scan is not its target');
+    }
+    if (first.snapshot?.snapshotId !== currentSnapshot(metadata)?.snapshotId) {
+      throw floeError('COMMIT_CONFLICT', { detail: `${t.display} changed while the statement ran; run it again` });
+    }
+    return bound;
+  }
+
+  /** The one fragment of a bound query over planned scans; with `positions`, the target scan (the first) yields row positions. */
+  private async fragmentOf(ctx: StatementContext, bound: BoundQuery, planned: readonly PlannedScan[], positions = true): Promise<Fragment> {
+    const plan = await this.o.queries.prepare(ctx, bound, fragmentQuery(bound, planned, ONE_FRAGMENT));
+    if (plan.fragments.length !== 1) throw new Error('Bug: a write source planned as more than one fragment');
+    const f = plan.fragments[0]!;
+    return positions ? { ...f, scans: f.scans.map((x) => (x.relation === TARGET_SCAN ? { ...x, rowPositions: true } : x)) } : f;
+  }
+
+  /** Runs `sql` over a fragment's scans under the lease (time-sliced like a query) and returns its rows. */
+  private async rowsOf(lease: QueryLease, fragment: Fragment, sql: string): Promise<readonly (readonly unknown[])[]> {
+    const r = await this.o.executor.execute({ fragments: [{ ...fragment, sql }] }, {
+      signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, schedule: (run) => lease.runFragment(run),
+    });
+    return r.rows;
+  }
+
+  /** Data files and position delete files written under a lease into the target's data folder. */
+  private async writerFor(ctx: StatementContext, t: Target, metadata: TableMetadata, lease: QueryLease): Promise<TableWriter> {
+    const cc = catalogContextOf(ctx);
+    const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
+    const options = { locationMappings: catalogRecord.locationMappings };
+    const limits = { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes };
+    return {
+      io: await this.o.catalog.fileIOFor(cc, t.catalog),
+      dataFiles: async (sql, scans) => {
+        const { request, dataLocation } = appendWriteRequest(metadata, sql, scans, options);
+        const written = await this.o.executor.write(request, limits);
+        lease.chargeCpu(written.metrics.cpuMs);
+        return dataFilesFromWritten(metadata, written.files, dataLocation);
+      },
+      positionDeletes: async (sql, scans, files) => {
+        const { request, dataLocation } = positionDeleteWriteRequest(metadata, sql, scans, options);
+        const written = await this.o.executor.write(request, limits);
+        lease.chargeCpu(written.metrics.cpuMs);
+        return deleteFilesFromWritten(written.files, dataLocation, new Map(files.map((f) => [f.file.filePath, f] as const)));
+      },
+    };
+  }
+
+  // ------------------------------------------------------------------ MERGE
 
   /**
    * MERGE INTO target USING source ON … WHEN [NOT] MATCHED [AND …] THEN UPDATE | DELETE | INSERT | DO
-   * NOTHING, clauses tried in order, the first whose condition holds acts. The whole target is
-   * rewritten in one overwrite snapshot: its rows (updated, deleted or kept) from a LEFT JOIN on the
-   * source, then the source rows that match nothing, through the NOT MATCHED clauses. A target row
-   * that more than one source row matches is an error, as the SQL standard says.
+   * NOTHING, clauses tried in order, the first whose condition holds acts.
+   *
+   * One query pairs the rows: target FULL JOIN source ON …, each row tagged with its kind (a target
+   * row alone, a matched pair, a source row alone), its acting clause and its values after that
+   * clause. A first pass counts, per data file, the rows each kind of clause changes, and refuses a
+   * target row that more than one source row matches when one of those pairs updates or deletes it
+   * (CARDINALITY_VIOLATION, as the SQL standard, Snowflake and Trino do, rather than pick one). Then
+   * one snapshot, by the table's `write.merge.mode`:
+   * - copy-on-write: one more pass writes the rows of the files holding changed rows (updated, kept,
+   *   deleted ones left out) and the inserted rows; an overwrite snapshot replaces those files;
+   * - merge-on-read: the changed rows' positions become position deletes (a pass over the changed
+   *   files only) and the updated and inserted rows one data file set, in a row-delta snapshot.
+   * A MERGE that only inserts appends (in either mode), not re-based on conflict: a row committed
+   * meanwhile could have matched.
    */
   private async merge(ctx: StatementContext, s: Merge): Promise<RowSet> {
     const t = this.target(ctx, s.target);
     const loaded = await this.loadTarget(ctx, t);
-    const schema = currentSchema(loaded.metadata);
+    const metadata = loaded.metadata;
+    const schema = currentSchema(metadata);
+    const mor = isMergeOnRead(metadata, 'merge');
     const T = s.alias ? identSql(s.alias) : quoteIdent(identName(s.target.parts[s.target.parts.length - 1]!));
     const sourceAlias: string | undefined = s.source.kind === 'Scan' ? (s.source.alias?.name.name ?? identName(s.source.table.parts[s.source.table.parts.length - 1]!))
       : s.source.kind === 'Derived' ? s.source.alias?.name.name : undefined;
     if (sourceAlias === undefined) throw floeError('INVALID_PARAMETER', { name: 'USING', detail: 'give the source an alias' });
     const S = quoteIdent(sourceAlias);
-    const targetSql = `${s.target.parts.map(identSql).join('.')} AS ${T}`;
-    const sourceSql = `(SELECT *, TRUE AS __floe_matched FROM (${unparseQuery(s.source)}) AS __floe_src) AS ${S}`;
-    const on = unparseExpr(s.on);
-    const cond = (c: MergeClause) => (c.condition === undefined ? 'TRUE' : `coalesce((${unparseExpr(c.condition)}), false)`);
-    const matchedClauses = s.clauses.map((c, i) => ({ c, i })).filter((x) => x.c.matched);
-    const notMatched = s.clauses.map((c, i) => ({ c, i })).filter((x) => !x.c.matched);
-    const matchedAction = `(CASE ${matchedClauses.map(({ c, i }) => `WHEN ${cond(c)} THEN ${i + 1}`).join(' ') || 'WHEN FALSE THEN 0'} ELSE 0 END)`;
-    const notMatchedAction = `(CASE ${notMatched.map(({ c, i }) => `WHEN ${cond(c)} THEN ${i + 1}`).join(' ') || 'WHEN FALSE THEN 0'} ELSE 0 END)`;
     const column = (name: string) => findFieldByName(schema, name, false);
     const setsOf = (c: MergeClause): Map<number, string> => {
       const out = new Map<number, string>();
@@ -416,56 +459,94 @@ export class WriteRunner {
       }
       return out;
     };
-    const sets = new Map(s.clauses.map((c, i) => [i + 1, setsOf(c)] as const));
-    const cast = columnValue;
-    // The acting clause of each row, inline: the values refer to both the target and the source.
-    const A = `(CASE WHEN coalesce(${S}.__floe_matched, false) THEN ${matchedAction} ELSE 0 END)`;
-    const N = notMatchedAction;
-    const updatedColumns = schema.fields.map((f) => {
-      const whens = matchedClauses.filter(({ c, i }) => c.action.kind === 'MergeUpdate' && sets.get(i + 1)!.has(f.id))
-        .map(({ i }) => `WHEN ${A} = ${i + 1} THEN ${cast(sets.get(i + 1)!.get(f.id)!, f)}`);
-      return `${whens.length > 0 ? `CASE ${whens.join(' ')} ELSE ${T}.${quoteIdent(f.name)} END` : `${T}.${quoteIdent(f.name)}`} AS ${quoteIdent(f.name)}`;
+    // Clauses are numbered from 1 in statement order; 0 is "no clause acts".
+    const clauses = s.clauses.map((c, i) => ({ c, k: i + 1, sets: setsOf(c) }));
+    const cond = (c: MergeClause) => (c.condition === undefined ? 'TRUE' : `coalesce((${unparseExpr(c.condition)}), false)`);
+    const firstActing = (matched: boolean) => `CASE ${clauses.filter((x) => x.c.matched === matched).map(({ c, k }) => `WHEN ${cond(c)} THEN ${k}`).join(' ') || 'WHEN FALSE THEN 0'} ELSE 0 END`;
+    const numbers = (kind: MergeAction['kind']) => clauses.filter((x) => x.c.action.kind === kind).map((x) => x.k);
+    const U = inList(numbers('MergeUpdate')), D = inList(numbers('MergeDelete')), I = inList(numbers('MergeInsert'));
+    const act = `(CASE WHEN ${T}.__floe_t IS NULL THEN ${firstActing(false)} WHEN ${S}.__floe_s IS NULL THEN 0 ELSE ${firstActing(true)} END)`;
+    const kind = `(CASE WHEN ${T}.__floe_t IS NULL THEN ${SOURCE_ONLY} WHEN ${S}.__floe_s IS NULL THEN ${TARGET_ONLY} ELSE ${MATCHED} END)`;
+    const values = schema.fields.map((f) => {
+      const whens = clauses.flatMap(({ c, k, sets }) => {
+        if (c.action.kind === 'MergeUpdate' && sets.has(f.id)) return [`WHEN ${k} THEN ${columnValue(sets.get(f.id)!, f)}`];
+        if (c.action.kind === 'MergeInsert') return [`WHEN ${k} THEN ${columnValue(sets.get(f.id) ?? 'NULL', f)}`];
+        return [];
+      });
+      const kept = `${T}.${quoteIdent(f.name)}`;
+      return `${whens.length > 0 ? `CASE ${act} ${whens.join(' ')} ELSE ${kept} END` : kept} AS ${valueColumn(f)}`;
     });
-    const deleteActions = matchedClauses.filter(({ c }) => c.action.kind === 'MergeDelete').map(({ i }) => i + 1);
-    const insertActions = notMatched.filter(({ c }) => c.action.kind === 'MergeInsert').map(({ i }) => i + 1);
-    const insertedColumns = schema.fields.map((f) => {
-      const whens = insertActions.map((k) => `WHEN ${N} = ${k} THEN ${cast(sets.get(k)!.get(f.id) ?? 'NULL', f)}`);
-      return `${whens.length > 0 ? `CASE ${whens.join(' ')} END` : `CAST(NULL AS ${duckdbType(f.type)})`} AS ${quoteIdent(f.name)}`;
+    const matchSql = `SELECT ${T}.*, ${kind} AS __floe_kind, ${act} AS __floe_act, ${values.join(', ')}
+      FROM (SELECT *, TRUE AS __floe_t FROM ${s.target.parts.map(identSql).join('.')} AS ${T}) AS ${T}
+      FULL JOIN (SELECT *, TRUE AS __floe_s FROM (${unparseQuery(s.source)}) AS __floe_src) AS ${S} ON ${unparseExpr(s.on)}`;
+    if (mor) requireRowDeltas(metadata);
+    const bound = await this.bindOverTarget(ctx, t, metadata, matchSql);
+    const planned = await this.o.queries.plannedScans(ctx, bound);
+    const targetTasks = planned[0]!.tasks;
+    const rowsOut = (inserted: number, updated: number, deleted: number): RowSet => ({
+      columns: ['rows_inserted', 'rows_updated', 'rows_deleted'], types: ['BIGINT', 'BIGINT', 'BIGINT'], rows: [[inserted, updated, deleted]],
     });
-    // The rewritten table: target rows (minus deleted ones) and the inserted source rows.
-    const targetRows = `SELECT ${updatedColumns.join(', ')} FROM ${targetSql} LEFT JOIN ${sourceSql} ON ${on}
-      WHERE ${deleteActions.length > 0 ? `${A} NOT IN (${deleteActions.join(', ')})` : 'TRUE'}`;
-    const sourceRows = `SELECT ${insertedColumns.join(', ')} FROM ${sourceSql}
-      WHERE NOT EXISTS (SELECT 1 FROM ${targetSql} WHERE ${on}) AND ${N} IN (${insertActions.length > 0 ? insertActions.join(', ') : '-1'})`;
-    const updateActions = matchedClauses.filter(({ c }) => c.action.kind === 'MergeUpdate').map(({ i }) => i + 1);
-    const inList = (xs: number[]) => (xs.length > 0 ? xs.join(', ') : '-1');
-    const counts = `SELECT
-        (SELECT count(*) FROM ${sourceSql} WHERE NOT EXISTS (SELECT 1 FROM ${targetSql} WHERE ${on}) AND ${N} IN (${inList(insertActions)})) AS inserted,
-        (SELECT count(*) FROM ${targetSql} LEFT JOIN ${sourceSql} ON ${on} WHERE ${A} IN (${inList(updateActions)})) AS updated,
-        (SELECT count(*) FROM ${targetSql} LEFT JOIN ${sourceSql} ON ${on} WHERE ${A} IN (${inList(deleteActions)})) AS deleted`;
-    const countBound = await this.o.queries.bind(ctx, this.parse(counts));
-    const countFragment = await this.oneFragment(ctx, countBound);
-    const c = await this.o.executor.execute({ fragments: [countFragment] }, ctx.signal ? { signal: ctx.signal } : {});
-    const [inserted, updated, deleted] = (c.rows[0] ?? []).map((v) => Number(v));
-    if (updated || deleted) await this.refuseMultipleMatches(ctx, t, `SELECT * FROM ${targetSql} JOIN ${sourceSql} ON ${on}`);
-    const rowsOut = { columns: ['rows_inserted', 'rows_updated', 'rows_deleted'], types: ['BIGINT', 'BIGINT', 'BIGINT'], rows: [[inserted ?? 0, updated ?? 0, deleted ?? 0]] };
-    if (!inserted && !updated && !deleted) return rowsOut;
-    const bound = await this.o.queries.bind(ctx, this.parse(`${targetRows} UNION ALL ${sourceRows}`));
-    const targetFiles = currentSnapshot(loaded.metadata) === undefined ? []
-      : (await this.o.queries.plannedScans(ctx, await this.o.queries.bind(ctx, this.parse(`SELECT * FROM ${targetSql}`))))[0]?.tasks ?? [];
-    const fragment = await this.oneFragment(ctx, bound);
-    return this.overwrite(ctx, s, t, loaded, fragment, targetFiles, this.shape(bound, targetFiles.reduce((n, f) => n + f.file.recordCount, 0)), rowsOut);
-  }
-
-  /** A target row (by data file and position) that several source rows match is an error. */
-  private async refuseMultipleMatches(ctx: StatementContext, t: Target, joinSql: string): Promise<void> {
-    const bound = await this.o.queries.bind(ctx, this.parse(joinSql));
-    const fragment = await this.oneFragment(ctx, bound);
-    const targetName = formatTableName({ catalog: t.catalog, namespace: t.ident.namespace, name: t.ident.name });
-    const scans = fragment.scans.map((x) => (x.tableName === targetName ? { ...x, rowPositions: true } : x));
-    const check: Fragment = { ...fragment, scans, sql: `SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM (${fragment.sql}) AS j GROUP BY __floe_file_path, __floe_pos) AS m` };
-    const r = await this.o.executor.execute({ fragments: [check] }, ctx.signal ? { signal: ctx.signal } : {});
-    if (Number(r.rows[0]?.[0] ?? 0) > 1) throw floeError('DATA_EXCEPTION', { detail: 'MERGE: a target row matched more than one source row' });
+    const out = schema.fields.map((f) => `${valueColumn(f)} AS ${quoteIdent(f.name)}`).join(', ');
+    return this.o.queries.withLease(ctx, s, this.shape(bound, estimatedRows(planned)), async (lease) => {
+      const all = await this.fragmentOf(ctx, bound, planned);
+      // Per data file: rows updated, rows deleted, the most source rows paired with a changed row,
+      // and rows paired more than once that stay unchanged; the row without a file counts inserts.
+      const counted = await this.rowsOf(lease, all, `SELECT fp, CAST(sum(ins) AS BIGINT), count(*) FILTER (WHERE u > 0), count(*) FILTER (WHERE d > 0),
+          coalesce(max(n) FILTER (WHERE u + d > 0), 0), count(*) FILTER (WHERE fp IS NOT NULL AND u + d = 0 AND n > 1)
+        FROM (SELECT __floe_file_path AS fp, count(*) AS n,
+            count(*) FILTER (WHERE __floe_kind = ${MATCHED} AND __floe_act IN (${U})) AS u,
+            count(*) FILTER (WHERE __floe_kind = ${MATCHED} AND __floe_act IN (${D})) AS d,
+            count(*) FILTER (WHERE __floe_kind = ${SOURCE_ONLY} AND __floe_act IN (${I})) AS ins
+          FROM (${all.sql}) AS __floe_m WHERE __floe_kind <> ${TARGET_ONLY} GROUP BY __floe_file_path, __floe_pos) AS __floe_r
+        GROUP BY fp`);
+      let inserted = 0, updated = 0, deleted = 0, pairedUnchanged = 0;
+      const affected = new Set<string>();
+      for (const [path, ins, upd, del, most, dup] of counted) {
+        if (Number(most) > 1) throw floeError('CARDINALITY_VIOLATION', { detail: 'MERGE: a target row matched more than one source row' });
+        inserted += Number(ins ?? 0);
+        updated += Number(upd);
+        deleted += Number(del);
+        if (path !== null && Number(upd) + Number(del) > 0) {
+          affected.add(String(path));
+          pairedUnchanged += Number(dup);
+        }
+      }
+      if (inserted + updated + deleted === 0) return rowsOut(0, 0, 0);
+      const w = await this.writerFor(ctx, t, metadata, lease);
+      const files = targetTasks.filter((x) => affected.has(x.file.filePath));
+      const changed = affected.size > 0 ? await this.fragmentOf(ctx, bound, withTargetTasks(planned, files)) : undefined;
+      // Inserts need every target file (a source row inserts only when no target row matches it).
+      const rowsSource = inserted > 0 ? all : changed!;
+      const insertedRows = `__floe_kind = ${SOURCE_ONLY} AND __floe_act IN (${I})`;
+      let staged: StagedChange;
+      let read: Fragment[] = [all];
+      if (changed === undefined) {
+        const added = await w.dataFiles(`SELECT ${out} FROM (${all.sql}) AS __floe_m WHERE ${insertedRows}`, all.scans);
+        staged = { ...await stageAppend(w.io, metadata, added), rebaseable: false };
+        read = [all, all];
+      } else if (mor) {
+        const deletes = await w.positionDeletes(`SELECT __floe_file_path AS file_path, __floe_pos AS pos FROM (${changed.sql}) AS __floe_m
+          WHERE __floe_kind = ${MATCHED} AND __floe_act IN (${U}, ${D})`, changed.scans, files);
+        read.push(changed);
+        let added: readonly DataFile[] = [];
+        if (updated + inserted > 0) {
+          added = await w.dataFiles(`SELECT ${out} FROM (${rowsSource.sql}) AS __floe_m
+            WHERE (__floe_kind = ${MATCHED} AND __floe_act IN (${U})) OR (${insertedRows})`, rowsSource.scans);
+          read.push(rowsSource);
+        }
+        staged = await stageRowDelta(w.io, metadata, deletes, added);
+      } else {
+        // The rows of the changed files that stay (updated or not), and the inserted rows. A target
+        // row paired with several source rows, none changing it, appears once per pair: keep one.
+        const kept = `__floe_kind <> ${SOURCE_ONLY} AND __floe_act NOT IN (${D})${inserted > 0 ? ` AND __floe_file_path IN (${[...affected].map(sqlString).join(', ')})` : ''}`;
+        const once = pairedUnchanged > 0 ? ` QUALIFY __floe_kind = ${SOURCE_ONLY} OR row_number() OVER (PARTITION BY __floe_file_path, __floe_pos) = 1` : '';
+        const added = await w.dataFiles(`SELECT ${out} FROM (${rowsSource.sql}) AS __floe_m WHERE (${kept})${inserted > 0 ? ` OR (${insertedRows})` : ''}${once}`, rowsSource.scans);
+        staged = await stageOverwrite(w.io, metadata, affected, added);
+        read.push(rowsSource);
+      }
+      await this.commitWithRebase(ctx, t, metadata, staged);
+      return { ...rowsOut(inserted, updated, deleted), bytesScanned: bytesOf(read), fragments: read.length };
+    });
   }
 
   // ------------------------------------------------------------------ views
@@ -515,4 +596,75 @@ export class WriteRunner {
 function columnValue(expr: string, f: NestedField): string {
   const value = `CAST((${expr}) AS ${duckdbType(f.type)})`;
   return f.required ? `CASE WHEN ${value} IS NULL THEN error(${sqlString(`NULL value in column ${f.name}, which is NOT NULL`)}) ELSE ${value} END` : value;
+}
+
+/** The relation of a row-level write's target: the first scan of the statements built here. */
+const TARGET_SCAN = scanRelation(0);
+/** A target row (`__floe_t`) and the match row (`__floe_m`) that carries its data file and position. */
+const SAME_ROW = '__floe_m.__floe_file_path = __floe_t.__floe_file_path AND __floe_m.__floe_pos = __floe_t.__floe_pos';
+/** The kinds of MERGE's joined rows: a target row no source row matches, a matched pair, a source row that matches nothing. */
+const TARGET_ONLY = 0, MATCHED = 1, SOURCE_ONLY = 2;
+
+/** How a DELETE or UPDATE finds the rows it changes and writes them. */
+interface RowChange {
+  readonly operation: 'delete' | 'update';
+  readonly label: 'rows_deleted' | 'rows_updated';
+  /**
+   * One row per (target row, matching row of FROM/USING) pair: the target's columns (and, through
+   * its scan, the row's data file and position), and an UPDATE's new values as `__floe_v<id>`.
+   * The target is the statement's first scan.
+   */
+  readonly matchSql: string;
+  /** Whether a target row pairs with one row (no FROM/USING), counts once however many (DELETE … USING), or is an error when paired twice (UPDATE … FROM). */
+  readonly pairs: 'one' | 'collapse' | 'refuse';
+  /**
+   * Copy-on-write: the rows of the changed files that stay, changed or not; `keep` is a statement
+   * over the target alone, `join` wraps the match query (`scan` is the target's relation).
+   */
+  readonly rewrite: { readonly kind: 'keep'; readonly sql: string } | { readonly kind: 'join'; readonly sql: (scan: string, match: string) => string };
+  /** Merge-on-read: an UPDATE's new row versions, from the match query's rows. */
+  readonly newRows?: (match: string) => string;
+}
+
+/** Writes into one table under one lease. */
+interface TableWriter {
+  readonly io: Awaited<ReturnType<CatalogService['fileIOFor']>>;
+  /** Data files of `sql`'s rows (the table's columns in schema order). */
+  dataFiles(sql: string, scans: readonly TableScanInput[]): Promise<readonly DataFile[]>;
+  /** Position delete files of `sql`'s `(file_path, pos)` rows, one per data file of `files`. */
+  positionDeletes(sql: string, scans: readonly TableScanInput[], files: readonly FileScanTask[]): Promise<ReturnType<typeof deleteFilesFromWritten>>;
+}
+
+/** The column of a match query that carries field `f`'s new value. */
+function valueColumn(f: NestedField): string {
+  return quoteIdent(`__floe_v${f.id}`);
+}
+
+/** A SQL IN list of clause numbers (`-1`, which no clause has, when empty). */
+function inList(xs: readonly number[]): string {
+  return xs.length > 0 ? xs.join(', ') : '-1';
+}
+
+/** A planned scan's task fields for `files`. */
+function tasksOf(files: readonly FileScanTask[]): Pick<PlannedScan, 'tasks' | 'prunedFiles' | 'estimatedRows' | 'estimatedBytes'> {
+  return {
+    tasks: files, prunedFiles: 0,
+    estimatedRows: files.reduce((n, x) => n + x.file.recordCount, 0),
+    estimatedBytes: files.reduce((n, x) => n + x.file.fileSizeInBytes, 0),
+  };
+}
+
+/** The planned scans with the target's (the first) narrowed to `files`. */
+function withTargetTasks(planned: readonly PlannedScan[], files: readonly FileScanTask[]): readonly PlannedScan[] {
+  return planned.map((p, i) => (i === 0 ? { ...p, ...tasksOf(files) } : p));
+}
+
+/** Bytes of the data files the fragments read (history's `bytes_scanned`). */
+function bytesOf(fragments: readonly Fragment[]): number {
+  return fragments.reduce((n, f) => n + f.scans.reduce((m, x) => m + x.estimatedBytes, 0), 0);
+}
+
+/** Merge-on-read needs format v2 (delete files); refused before anything is written. */
+function requireRowDeltas(metadata: TableMetadata): void {
+  if (metadata.formatVersion < 2) throw floeError('UNSUPPORTED_STATEMENT', { what: 'merge-on-read on a format v1 table (set the write mode to copy-on-write)' });
 }

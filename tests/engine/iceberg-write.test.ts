@@ -10,7 +10,6 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import avro from 'avsc';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { fromByteBuffer } from '../../catalog/iceberg/conversions.js';
 import { parseTimestampMicros } from '../../catalog/iceberg/datetime.js';
@@ -31,6 +30,7 @@ import type { CommitPort, StagedChange } from '../../engine/iceberg-io/write.js'
 import { importFormatOf, importSourceSql } from '../../engine/iceberg-io/import.js';
 import type { TableScanInput } from '../../engine/fragments.js';
 import { scanRelation } from '../../engine/fragments.js';
+import { liveEntries } from '../helpers/iceberg-files.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'floe-iceberg-write-'));
 const warehouse = path.join(root, 'warehouse');
@@ -80,47 +80,6 @@ async function append(m: TableMetadata, sql: string): Promise<StagedChange> {
   const { request, dataLocation } = appendWriteRequest(m, sql, []);
   const written = await exec.write(request);
   return stageAppend(io, m, dataFilesFromWritten(m, written.files, dataLocation));
-}
-
-/** avsc's long type over bigint (snapshot ids use all 64 bits). */
-const bigLong = (avro.types.LongType as unknown as { __with(methods: object): unknown }).__with({
-  fromBuffer: (buf: Buffer) => buf.readBigInt64LE(),
-  toBuffer: (n: bigint) => {
-    const b = Buffer.alloc(8);
-    b.writeBigInt64LE(BigInt(n));
-    return b;
-  },
-  fromJSON: (n: number | string) => BigInt(n),
-  toJSON: (n: bigint) => Number(n),
-  isValid: (n: unknown) => typeof n === 'bigint',
-  compare: (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1),
-});
-
-/** Manifest list → manifests → live entries, decoded with avsc's own file decoder. */
-async function decodeAvro(location: string): Promise<unknown[]> {
-  const file = location.replace(/^file:\/\//, '');
-  const records: unknown[] = [];
-  await new Promise<void>((resolve, reject) => {
-    avro.createFileDecoder(file, { parseHook: (schema: unknown) => avro.Type.forSchema(schema as never, { registry: { long: bigLong } } as never) } as never).on('data', (r: unknown) => records.push(r)).on('end', resolve).on('error', reject);
-  });
-  return records;
-}
-
-interface AvroEntry {
-  status: number;
-  data_file: {
-    content?: number; file_path: string; record_count: bigint; partition: Record<string, unknown>;
-    value_counts: { key: number; value: bigint }[]; null_value_counts: { key: number; value: bigint }[];
-    lower_bounds: { key: number; value: Buffer }[]; upper_bounds: { key: number; value: Buffer }[]; column_sizes: { key: number; value: bigint }[];
-  };
-}
-
-async function liveEntries(m: TableMetadata): Promise<AvroEntry[]> {
-  const snap = currentSnapshot(m)!;
-  const list = (await decodeAvro(snap.manifestList!)) as { manifest_path: string; content: number }[];
-  const out: AvroEntry[] = [];
-  for (const mf of list) for (const e of (await decodeAvro(mf.manifest_path)) as AvroEntry[]) if (e.status !== 2) out.push(e);
-  return out;
 }
 
 /** Rows of the table by an independent path: DuckDB over the data files by field id, position deletes anti-joined. */
