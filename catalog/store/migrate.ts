@@ -34,7 +34,7 @@ export interface MigrationReport {
 }
 
 /** Applies every migration not yet recorded in `schema_migrations`. */
-export async function migrate(store: MetaStore, migrations: readonly Migration[] = loadMigrations()): Promise<MigrationReport> {
+export async function migrate(store: Pick<MetaStore, 'transaction'>, migrations: readonly Migration[] = loadMigrations()): Promise<MigrationReport> {
   return store.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
     await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
