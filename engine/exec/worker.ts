@@ -17,6 +17,7 @@
  */
 import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import { threadId, workerData } from 'node:worker_threads';
 import {
   DuckDBBlobValue, DuckDBDateValue, DuckDBDecimalValue, DuckDBInstance, DuckDBPendingResultState, DuckDBTimeValue, DuckDBTimestampTZValue, DuckDBTimestampValue,
@@ -50,6 +51,9 @@ async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
   // that appear while the instance starts, under a lock shared by the pool's workers (and with
   // libuv's thread pool already started), so the fragment's CPU time includes theirs.
   await stat(tempDirectory);
+  // After that first use of libuv's thread pool (its threads inherit the priority of the thread
+  // that starts them, and the server's fs work runs there), before DuckDB starts its own threads.
+  lowerPriority(0, c.niceness);
   while (Atomics.compareExchange(c.creationLock, 0, 0, 1) !== 0) Atomics.wait(c.creationLock, 0, 1, 20);
   let instance: DuckDBInstance;
   try {
@@ -65,6 +69,8 @@ async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
     const spawned = taskIds().filter((t) => !before.has(t));
     // Anything but exactly the expected count means another thread started meanwhile: count only our own.
     backgroundThreads = spawned.length === c.threads - 1 ? spawned : [];
+    // They may have been started from a libuv thread at the server's priority: set each one.
+    for (const tid of backgroundThreads) lowerPriority(Number(tid), c.niceness);
   } finally {
     Atomics.store(c.creationLock, 0, 0);
     Atomics.notify(c.creationLock, 0);
@@ -101,6 +107,21 @@ function connection(): Promise<DuckDBConnection> {
     return (await instancePromise).connect();
   })();
   return connectionPromise;
+}
+
+/**
+ * Gives a thread of this worker (0: the calling one) the lane's nice value. Linux only: there
+ * `setpriority` on a thread id changes that thread alone; on other systems it would change the
+ * whole process, the server included, so nothing is done. Failure (a sandbox) leaves the thread as
+ * it is: the lane still separates the work, only without the kernel's help.
+ */
+function lowerPriority(tid: number, niceness: number): void {
+  if (niceness <= 0 || process.platform !== 'linux') return;
+  try {
+    setPriority(tid, niceness);
+  } catch {
+    // Not permitted here: run at the inherited priority.
+  }
 }
 
 /** Ids of the process's threads (Linux), or none. */

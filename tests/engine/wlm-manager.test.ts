@@ -204,7 +204,8 @@ t.test('reload keeps queued queries and applies the new limits', async (t) => {
 
 t.test('visibility: QoS stats exactly as the spec, SHOW RESOURCE GROUPS and system.resource_groups from one provider, Prometheus', async (t) => {
   const { wlm, request, registry, running } = manager({
-    mlfq: { max_concurrent: 2 },
+    // no reserved interactive slot here: two shared slots held, the third quantum waits
+    mlfq: { max_concurrent: 2, interactive_slots: 0 },
     resource_groups: { root: { hard_concurrency_limit: 3, scheduling_policy: 'weighted', subgroups: [{ name: 'bi', scheduling_weight: 2 }, { name: 'etl', hard_concurrency_limit: 1 }] } },
     routing_rules: [{ match_source: 'etl', target_group: 'root.etl' }, { match_source: 'bi', target_group: 'root.bi' }],
   });
@@ -252,7 +253,7 @@ t.test('visibility: QoS stats exactly as the spec, SHOW RESOURCE GROUPS and syst
 });
 
 t.test('a query killed while its fragment waits for a worker: the fragment rejects with the kill reason', async (t) => {
-  const { running, clock } = manager({ mlfq: { max_concurrent: 1 } });
+  const { running, clock } = manager({ mlfq: { max_concurrent: 1, interactive_slots: 0 } });
   const a = await running();
   const b = await running({ requestTimeoutMs: 100 });
   let release!: () => void;
