@@ -51,9 +51,6 @@ async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
   // that appear while the instance starts, under a lock shared by the pool's workers (and with
   // libuv's thread pool already started), so the fragment's CPU time includes theirs.
   await stat(tempDirectory);
-  // After that first use of libuv's thread pool (its threads inherit the priority of the thread
-  // that starts them, and the server's fs work runs there), before DuckDB starts its own threads.
-  lowerPriority(0, c.niceness);
   while (Atomics.compareExchange(c.creationLock, 0, 0, 1) !== 0) Atomics.wait(c.creationLock, 0, 1, 20);
   let instance: DuckDBInstance;
   try {
@@ -69,12 +66,16 @@ async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
     const spawned = taskIds().filter((t) => !before.has(t));
     // Anything but exactly the expected count means another thread started meanwhile: count only our own.
     backgroundThreads = spawned.length === c.threads - 1 ? spawned : [];
-    // They may have been started from a libuv thread at the server's priority: set each one.
-    for (const tid of backgroundThreads) lowerPriority(Number(tid), c.niceness);
   } finally {
     Atomics.store(c.creationLock, 0, 0);
     Atomics.notify(c.creationLock, 0);
   }
+  // A background-lane worker lowers its thread and its instance's threads (started from a libuv
+  // thread, so they did not inherit anything from this one) only now: holding the creation lock at
+  // a low priority could make a foreground worker wait for it. libuv's thread pool is started
+  // already (the `stat` above), so its threads, which serve the server too, keep their priority.
+  lowerPriority(0, c.niceness);
+  for (const tid of backgroundThreads) lowerPriority(Number(tid), c.niceness);
   const conn = await instance.connect();
   try {
     try {
