@@ -16,8 +16,9 @@
  * All decisions are the pure functions of resource-groups.ts and mlfq.ts; this file adds time
  * (an injected clock), promises, timers and metrics. `admit` is on every query's path, so it does
  * the decision and the bookkeeping that must be exact at once, and nothing more: O(depth) routing
- * and admission, O(log n) queue and deadline heaps (one clock timer for all timeouts), metric
- * children resolved once per group, and the lease's AbortController made when first read.
+ * and admission, O(log n) queue and deadline heaps (one clock timer for all timeouts), no metric
+ * update but the queue-wait histogram (the tree's counts are scraped), and the lease's
+ * AbortController made when first read.
  */
 import type { FloeError } from '../../grammar/errors.js';
 import type { WlmClock, TimerHandle } from './clock.js';
@@ -179,10 +180,8 @@ export interface WorkloadManagerOptions {
 /** How often queued queries are re-checked while CPU quota regenerates (at most). */
 const QUOTA_TICK_MS = 1_000;
 
-/** A group's metric children, resolved once (a label lookup per event costs more than the event). */
+/** A group's queue-wait histogram child, resolved once. (Admitted and rejected counts are the tree's, read at scrape time.) */
 interface GroupMetrics {
-  readonly admitted: { inc(): void };
-  readonly rejected: { inc(): void };
   readonly queueWait: { observe(seconds: number): void };
 }
 
@@ -252,9 +251,7 @@ export class WorkloadManager {
     const dotted = route(this.config.routingRules, request);
     const full = rejectIfFull(this.tree, dotted);
     if (full === null) return null;
-    const groupPath = this.display(dotted);
-    this.metricsOf(groupPath)?.rejected.inc();
-    return { kind: 'rejected', groupPath, error: queueFullError(this.display(full.group), full.maxQueued) };
+    return { kind: 'rejected', groupPath: this.display(dotted), error: queueFullError(this.display(full.group), full.maxQueued) };
   }
 
   /**
@@ -273,7 +270,6 @@ export class WorkloadManager {
     }
     const decision = submitQuery(this.tree, { id: request.queryId, groupPath: dotted, priority: request.priority });
     if (decision.kind === 'rejected') {
-      this.metricsOf(groupPath)?.rejected.inc();
       return { kind: 'rejected', groupPath, error: queueFullError(this.display(decision.group), decision.maxQueued) };
     }
 
@@ -337,7 +333,7 @@ export class WorkloadManager {
     let g = this.groupMetrics.get(groupPath);
     if (!g) {
       const labels = { group: groupPath };
-      this.groupMetrics.set(groupPath, g = { admitted: m.admitted.labels(labels), rejected: m.rejected.labels(labels), queueWait: m.queueWait.labels(labels) });
+      this.groupMetrics.set(groupPath, g = { queueWait: m.queueWait.labels(labels) });
     }
     return g;
   }
@@ -424,11 +420,7 @@ export class WorkloadManager {
     q.state = 'running';
     q.queuedMs = now - q.submittedAt;
     this.mlfq.trackQuery(q.queryId, q.request.priority);
-    const m = this.metricsOf(q.groupPath);
-    if (m) {
-      m.admitted.inc();
-      m.queueWait.observe(q.queuedMs / 1000);
-    }
+    this.metricsOf(q.groupPath)?.queueWait.observe(q.queuedMs / 1000);
   }
 
   /**
