@@ -301,8 +301,9 @@ function round(v: number, digits = 3): number {
  * Part 3, live over HTTP (`npm run bench -- scheduler --live`): a real server on loopback with TPC-H
  * loaded through SQL; see scheduler/live.ts.
  */
-async function runLivePart(): Promise<HttpLiveResult> {
-  return httpLive();
+async function runLivePart(): Promise<HttpLiveResult & { load_average_at_start: number[] }> {
+  const atStart = loadavg().map((v) => round(v, 2));
+  return { ...(await httpLive()), load_average_at_start: atStart };
 }
 
 async function main(): Promise<void> {
@@ -336,7 +337,7 @@ async function main(): Promise<void> {
   const admission = await admissionLatency();
   const duckdb = await inProcessLive();
   const weightedError = round(Math.abs(duckdb.weightedGroups.ratio - duckdb.weightedGroups.targetRatio) / duckdb.weightedGroups.targetRatio, 3);
-  const live: HttpLiveResult | { status: string } = process.argv.includes('--live') ? await runLivePart() : { status: 'not run (pass --live: a real server over loopback HTTP, about 5 minutes)' };
+  const live: (HttpLiveResult & { load_average_at_start: number[] }) | { status: string } = process.argv.includes('--live') ? await runLivePart() : { status: 'not run (pass --live: a real server over loopback HTTP, about 5 minutes)' };
 
   const targets: Record<string, Target> = {
     short_query_slowdown_fifo_over_mlfq: atLeast(slowdownRatio, 5),
@@ -379,7 +380,7 @@ async function main(): Promise<void> {
     live: 'interactiveUnderLoad' in live ? {
       ...live,
       load_average_at_end: loadavg().map((v) => round(v, 2)),
-      note: 'real server on 127.0.0.1 (PGlite store, 2 DuckDB workers), fetch with keep-alive; FIFO = same server without time slicing, one level, no High precedence; admission timed inside the server around WorkloadManager.admit; wall clock on a shared 2-core machine at load average ~16: noisy',
+      note: 'real server on 127.0.0.1 (PGlite store, 2 DuckDB workers, one reserved interactive slot, batch on background-lane threads at nice 10), fetch with keep-alive; idle and loaded segments alternate; FIFO = same server without time slicing, one level, no High precedence, no reserved slot, one lane; admission timed inside the server around WorkloadManager.admit and rejectEarly; queue-full rejection of TPC-H Q6 end to end; wall clock on a shared 2-core machine (load averages at start and end beside): noisy',
     } : live,
   }, targets, `short-query mean slowdown MLFQ ${mlfqShort} vs FIFO ${fifoShort} (${slowdownRatio}x); level shares ${shares.map((s) => (100 * s).toFixed(1)).join('/')}% (worst ±${(100 * worstDeviation).toFixed(1)}%); admit p99 ${admission.p99Ms} ms; DuckDB interactive p99 idle ${duckdb.interactiveAlone.p99Ms} ms, under load MLFQ ${duckdb.interactiveUnderLoad.mlfq.p99Ms} ms vs FIFO ${duckdb.interactiveUnderLoad.fifo.p99Ms} ms; weighted 3:1 → ${duckdb.weightedGroups.ratio}${'interactiveUnderLoad' in live ? `; HTTP: Q6 p99 idle ${live.interactiveAlone.mlfq.p99Ms} ms, under load MLFQ ${live.interactiveUnderLoad.mlfq.p99Ms} ms vs FIFO ${live.interactiveUnderLoad.fifo.p99Ms} ms; weighted → ${live.weightedGroups.ratio}; admit p99 ${live.admission.p99Ms} ms; 429 p99 ${live.queueFullRejection.p99Ms} ms` : ''}`);
 }

@@ -117,7 +117,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const catalogStatements = new CatalogStatements(catalog);
     const metrics = createMetrics();
     // The MLFQ runs as many quanta at once as the pool has workers, unless the operator says otherwise.
-    const wlm = new WorkloadManager({ config: resolveWorkloadConfig({ ...config.workload, mlfq: { max_concurrent: config.query.workers, ...config.workload.mlfq } }), clock: wlmSystemClock(), metrics: createWorkloadMetrics(metrics.registry) });
+    const wlmConfig = resolveWorkloadConfig({ ...config.workload, mlfq: { max_concurrent: config.query.workers, ...config.workload.mlfq } });
+    const wlm = new WorkloadManager({ config: wlmConfig, clock: wlmSystemClock(), metrics: createWorkloadMetrics(metrics.registry) });
     const dataDir = resolve(config.data_dir);
     let executor: Executor | undefined;
     // Started on first use: tests build many servers, and most never run a query.
@@ -125,6 +126,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       workers: config.query.workers, threadsPerWorker: config.query.threads_per_worker,
       spillDirectory: config.query.spill_directory ?? resolve(dataDir, 'spill'),
       dataDirectories: [resolve(dataDir, 'warehouse'), ...config.query.data_directories.map((d) => resolve(d))],
+      // The workload manager's worker lanes (docs/workload.md): fixed at start, not reloaded.
+      backgroundNiceness: wlmConfig.mlfq.backgroundNiceness, interactiveSlots: wlmConfig.mlfq.interactiveSlots,
     }));
     const warehouses = config.query.warehouses;
     const history = new QueryHistory(store, clock, {

@@ -91,7 +91,7 @@ class FifoExecutor {
       this.queue.push(async () => {
         try {
           const signal = new AbortController().signal;
-          while (!(await run({ quantumMs: Number.POSITIVE_INFINITY, level: 0, signal })).finished) { /* to completion */ }
+          while (!(await run({ quantumMs: Number.POSITIVE_INFINITY, level: 0, lane: 'foreground', signal })).finished) { /* to completion */ }
           resolve();
         } catch (e) {
           reject(e);

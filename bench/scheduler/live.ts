@@ -4,14 +4,18 @@
  * the `.tbl.gz` files, then a 100× lineitem by CREATE TABLE … AS SELECT … FROM lineitem, range(100)).
  *
  * - interactive TPC-H Q6 latency alone, then while four batch streams (TPC-H Q1, Q3, Q9, Q18 over the
- *   100× lineitem, `svc.workload_class = batch`) saturate the workers: the MLFQ (time-sliced fragments)
- *   against FIFO (the same server with no time slicing and one effective level: each fragment runs
- *   to its end in arrival order, what a bare worker pool does). Target: p99 under load ≤ 1.5× idle;
+ *   100× lineitem, `svc.workload_class = batch`) saturate the workers: the MLFQ (time-sliced fragments,
+ *   a slot reserved to interactive work, batch on background-lane threads at a lower OS priority)
+ *   against FIFO (the same server with no time slicing, one effective level, no reserved slot and
+ *   one lane: each fragment runs to its end in arrival order, what a bare worker pool does).
+ *   Idle and loaded segments alternate (`rounds`), so a change in the machine's other load during
+ *   the run falls on both alike. Target: p99 under load ≤ 1.5× idle;
  * - throughput of two weighted groups (weights 3 and 1 under a parent that runs 4 at once, 8 clients
  *   each, a half-second table-less query so the groups' queues stay full). Target: within ±10% of 3:1;
- * - the admission decision (`WorkloadManager.admit`, timed inside the server for every query of the
- *   run). Target p99 ≤ 1 ms;
- * - queue-full rejection end to end (HTTP request to 429 answer). Target p99 ≤ 5 ms.
+ * - the admission decision (`WorkloadManager.admit`, and `rejectEarly` which answers a full queue
+ *   before planning, timed inside the server for every query of the run). Target p99 ≤ 1 ms;
+ * - queue-full rejection end to end (HTTP request to 429 answer) of TPC-H Q6, a query that reads a
+ *   table: the rejection comes before any catalog or store work of the query. Target p99 ≤ 5 ms.
  *
  * Wall clock on a shared, loaded 2-core machine: noisy.
  */
@@ -71,10 +75,14 @@ function workload(kind: 'mlfq' | 'fifo', quantumMs: number): WorkloadConfigSpec 
       { match_source: 'b', target_group: 'root.shared.b' },
       { match_source: 'tiny', target_group: 'root.tiny' },
     ],
-    // FIFO: no time slicing, every query on one level, no High-priority precedence.
+    // FIFO: no time slicing, every query on one level, no High-priority precedence, no reserved
+    // slot, every worker thread at the server's priority.
     ...(kind === 'mlfq'
       ? { mlfq: { quantum_ms: quantumMs } }
-      : { mlfq: { quantum_ms: 60_000, level_thresholds_seconds: [0, 1_000_000, 2_000_000, 3_000_000, 4_000_000] }, classes: { interactive: { priority: 'normal' } } }),
+      : {
+        mlfq: { quantum_ms: 60_000, level_thresholds_seconds: [0, 1_000_000, 2_000_000, 3_000_000, 4_000_000], interactive_slots: 0, background_niceness: 0 },
+        classes: { interactive: { priority: 'normal' } },
+      }),
   };
 }
 
@@ -95,7 +103,8 @@ async function startServer(dataDir: string, kind: 'mlfq' | 'fifo', quantumMs: nu
   };
   const config = validateConfig(base);
   const state = await openState(config, { keyReloadIntervalMs: 0, bootstrapClientId: CLIENT_ID, bootstrapClientSecret: CLIENT_SECRET });
-  // Time each admission decision inside the server (the bench's own wrapper, not the product's).
+  // Time each admission decision inside the server (the bench's own wrapper, not the product's):
+  // `admit`, and `rejectEarly`, which decides for a full queue before the query is planned.
   const admitMs: number[] = [];
   const admit = state.wlm.admit.bind(state.wlm);
   state.wlm.admit = (request, options) => {
@@ -103,6 +112,13 @@ async function startServer(dataDir: string, kind: 'mlfq' | 'fifo', quantumMs: nu
     const ticket = admit(request, options);
     admitMs.push(performance.now() - t0);
     return ticket;
+  };
+  const rejectEarly = state.wlm.rejectEarly.bind(state.wlm);
+  state.wlm.rejectEarly = (request) => {
+    const t0 = performance.now();
+    const rejected = rejectEarly(request);
+    admitMs.push(performance.now() - t0);
+    return rejected;
   };
   const app = await buildServer(state, { logger: false });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -165,12 +181,12 @@ const BATCH = ['01', '03', '09', '18'].map((n) => tpchQuery(n).replaceAll(/\blin
 const BATCH_SESSION = { 'svc.workload_class': 'batch' };
 
 /** Interactive Q6 every `gapMs` for `durationMs`, with `streams` batch clients looping over the batch queries. */
-async function scenario(s: LiveServer, streams: number, durationMs: number, gapMs: number): Promise<{ latencies: Latencies; batchCompleted: number; errors: number }> {
+async function segment(s: LiveServer, streams: number, durationMs: number, gapMs: number, offset: number): Promise<{ latencies: number[]; batchCompleted: number; errors: number }> {
   let stop = false;
   let batchCompleted = 0;
   let errors = 0;
   const batch = Array.from({ length: streams }, async (_, k) => {
-    for (let i = k; !stop; i++) {
+    for (let i = k + offset; !stop; i++) {
       const r = await s.query(BATCH[i % BATCH.length]!, { source: 'etl', session: BATCH_SESSION });
       if (r.status === 200) batchCompleted += 1;
       else errors += 1;
@@ -187,7 +203,29 @@ async function scenario(s: LiveServer, streams: number, durationMs: number, gapM
   }
   stop = true;
   await Promise.all(batch);
-  return { latencies: summarize(latencies), batchCompleted, errors };
+  return { latencies, batchCompleted, errors };
+}
+
+/**
+ * Interactive latency idle and under batch load, in `rounds` alternating segments (idle `idleMs`,
+ * then loaded `loadMs`): the machine is shared, and its other load drifts; alternating puts the
+ * drift on both sides instead of on whichever phase happened to run during it.
+ */
+async function interactiveRounds(s: LiveServer, rounds: number, idleMs: number, loadMs: number, streams: number, gapMs: number): Promise<{ alone: Latencies; loaded: Latencies & { batchCompleted: number; errors: number } }> {
+  const idle: number[] = [];
+  const loaded: number[] = [];
+  let batchCompleted = 0;
+  let errors = 0;
+  for (let r = 0; r < rounds; r++) {
+    const a = await segment(s, 0, idleMs, gapMs, 0);
+    idle.push(...a.latencies);
+    errors += a.errors;
+    const b = await segment(s, streams, loadMs, gapMs, r);
+    loaded.push(...b.latencies);
+    batchCompleted += b.batchCompleted;
+    errors += b.errors;
+  }
+  return { alone: summarize(idle), loaded: { ...summarize(loaded), batchCompleted, errors } };
 }
 
 /** Two weighted groups (3:1) under a parent running 4 at once, 8 clients each. */
@@ -214,7 +252,10 @@ async function weightedGroups(s: LiveServer, durationMs: number): Promise<{ weig
   return { weights: [3, 1], completed, ratio: r2(completed[0]! / Math.max(1, completed[1]!)), targetRatio: 3, runningSamples };
 }
 
-/** Rejections of a full queue, timed end to end over HTTP, while one long query holds the group. */
+/**
+ * Rejections of a full queue, timed end to end over HTTP, while one long query holds the group. The
+ * rejected query is TPC-H Q6 (it reads lineitem): it is refused before it is planned.
+ */
 async function queueFull(s: LiveServer, count: number): Promise<Latencies & { statuses: Record<string, number> }> {
   const gone = new AbortController();
   const hold = s.query('SELECT sum(i) FROM range(100000000000) t(i)', { source: 'tiny', signal: gone.signal }).catch(() => undefined);
@@ -222,7 +263,7 @@ async function queueFull(s: LiveServer, count: number): Promise<Latencies & { st
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   for (let i = 0; i < count; i++) {
-    const r = await s.query('SELECT 1', { source: 'tiny' });
+    const r = await s.query(INTERACTIVE, { source: 'tiny' });
     statuses[String(r.status)] = (statuses[String(r.status)] ?? 0) + 1;
     latencies.push(r.ms);
   }
@@ -236,6 +277,7 @@ export interface HttpLiveResult {
   readonly load: { rows: number; ms: number };
   readonly quantumMs: number;
   readonly workers: number;
+  readonly rounds: number;
   readonly batchQueryMs: Record<string, number>;
   readonly interactiveAlone: Record<'mlfq' | 'fifo', Latencies>;
   readonly interactiveUnderLoad: Record<'mlfq' | 'fifo', Latencies & { batchCompleted: number; errors: number }>;
@@ -246,17 +288,18 @@ export interface HttpLiveResult {
   readonly mlfqAfter: unknown;
 }
 
-export async function httpLive(options: { quantumMs?: number; workers?: number; durationMs?: number } = {}): Promise<HttpLiveResult> {
+export async function httpLive(options: { quantumMs?: number; workers?: number; durationMs?: number; rounds?: number } = {}): Promise<HttpLiveResult> {
   const quantumMs = options.quantumMs ?? 20;
   const workers = options.workers ?? 2;
-  const durationMs = options.durationMs ?? 8_000;
+  /** Loaded time per executor in all; idle time is half of it. */
+  const durationMs = options.durationMs ?? 24_000;
+  const rounds = options.rounds ?? 4;
   const dir = mkdtempSync(join(tmpdir(), 'floe-bench-scheduler-'));
   try {
     let s = await startServer(dir, 'mlfq', quantumMs, workers);
     let load: { rows: number; ms: number };
     const batchQueryMs: Record<string, number> = {};
-    let mlfqAlone: Latencies;
-    let mlfqLoad: Awaited<ReturnType<typeof scenario>>;
+    let mlfq: Awaited<ReturnType<typeof interactiveRounds>>;
     let weighted: Awaited<ReturnType<typeof weightedGroups>>;
     let rejection: Latencies & { statuses: Record<string, number> };
     let mlfqAfter: unknown;
@@ -268,9 +311,8 @@ export async function httpLive(options: { quantumMs?: number; workers?: number; 
         if (r.status !== 200) throw new Error(`${BATCH_NAMES[i]}: ${r.status} ${JSON.stringify(r.body)}`);
         batchQueryMs[BATCH_NAMES[i]!] = r2(r.ms);
       }
-      mlfqAlone = (await scenario(s, 0, durationMs / 2, 5)).latencies;
-      mlfqLoad = await scenario(s, 4, durationMs, 5);
-      weighted = await weightedGroups(s, durationMs);
+      mlfq = await interactiveRounds(s, rounds, durationMs / 2 / rounds, durationMs / rounds, 4, 5);
+      weighted = await weightedGroups(s, 8_000);
       rejection = await queueFull(s, 300);
       mlfqAfter = s.state.wlm.mlfqStats();
     } finally {
@@ -278,24 +320,19 @@ export async function httpLive(options: { quantumMs?: number; workers?: number; 
     }
     const mlfqAdmit = [...s.admitMs];
     s = await startServer(dir, 'fifo', quantumMs, workers);
-    let fifoAlone: Latencies;
-    let fifoLoad: Awaited<ReturnType<typeof scenario>>;
+    let fifo: Awaited<ReturnType<typeof interactiveRounds>>;
     try {
       for (let i = 0; i < 5; i++) await s.query(INTERACTIVE, { source: 'dashboard' });
-      fifoAlone = (await scenario(s, 0, durationMs / 2, 5)).latencies;
-      fifoLoad = await scenario(s, 4, durationMs, 5);
+      fifo = await interactiveRounds(s, rounds, durationMs / 2 / rounds, durationMs / rounds, 4, 5);
     } finally {
       await s.close();
     }
     const admitSorted = [...mlfqAdmit, ...s.admitMs].sort((a, b) => a - b);
     return {
-      load, quantumMs, workers, batchQueryMs,
-      interactiveAlone: { mlfq: mlfqAlone, fifo: fifoAlone },
-      interactiveUnderLoad: {
-        mlfq: { ...mlfqLoad.latencies, batchCompleted: mlfqLoad.batchCompleted, errors: mlfqLoad.errors },
-        fifo: { ...fifoLoad.latencies, batchCompleted: fifoLoad.batchCompleted, errors: fifoLoad.errors },
-      },
-      p99UnderLoadOverIdle: { mlfq: r2(mlfqLoad.latencies.p99Ms / mlfqAlone.p99Ms), fifo: r2(fifoLoad.latencies.p99Ms / fifoAlone.p99Ms) },
+      load, quantumMs, workers, rounds, batchQueryMs,
+      interactiveAlone: { mlfq: mlfq.alone, fifo: fifo.alone },
+      interactiveUnderLoad: { mlfq: mlfq.loaded, fifo: fifo.loaded },
+      p99UnderLoadOverIdle: { mlfq: r2(mlfq.loaded.p99Ms / mlfq.alone.p99Ms), fifo: r2(fifo.loaded.p99Ms / fifo.alone.p99Ms) },
       weightedGroups: weighted,
       admission: { ...summarize(admitSorted.map((v) => v)), p50Ms: Math.round(percentile(admitSorted, 50) * 1000) / 1000, p99Ms: Math.round(percentile(admitSorted, 99) * 1000) / 1000, maxMs: r2(admitSorted.at(-1) ?? 0) },
       queueFullRejection: rejection,

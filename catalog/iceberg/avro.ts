@@ -79,6 +79,25 @@ function avscType(schema: AvroSchema): avro.Type {
   return avro.Type.forSchema(plainPrimitives(schema) as avro.Schema, { registry: { long: BIGINT_LONG } as unknown as Record<string, avro.Type>, wrapUnions: false });
 }
 
+/**
+ * Decoders by writer-schema text. `avsc` compiles a type into generated code, which costs far more
+ * than decoding a manifest (it was two thirds of scan planning, and most of the server thread's
+ * garbage, under a steady query load), while a table's manifests share one schema per spec. A
+ * memo of a pure function, bounded, holding no request state: safe to share across servers.
+ */
+const DECODERS = new Map<string, avro.Type>();
+const MAX_DECODERS = 256;
+
+function decoderFor(schemaText: string, schema: AvroSchema): avro.Type {
+  let type = DECODERS.get(schemaText);
+  if (type === undefined) {
+    type = avscType(schema);
+    if (DECODERS.size >= MAX_DECODERS) DECODERS.delete(DECODERS.keys().next().value!);
+    DECODERS.set(schemaText, type);
+  }
+  return type;
+}
+
 /** Decodes an Avro object container file. */
 export function readAvroFile(bytes: Uint8Array): AvroFile {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -92,7 +111,7 @@ export function readAvroFile(bytes: Uint8Array): AvroFile {
   const schema = JSON.parse(schemaText) as AvroSchema;
   const codec = metadata.get('avro.codec') ?? 'null';
   if (codec !== 'null' && codec !== 'deflate') throw corrupt(`unsupported codec ${codec}`);
-  const type = avscType(schema);
+  const type = decoderFor(schemaText, schema);
   const sync = header.value.sync;
   const records: unknown[] = [];
   let pos = header.offset;

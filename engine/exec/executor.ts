@@ -49,12 +49,29 @@ export interface ExecutorOptions {
    * (a query has up to `workers` fragments per scan, and several queries interleave).
    */
   readonly maxParkedFragments?: number;
+  /**
+   * OS nice value (Linux, 1–19) of a second set of worker threads, the background lane, which runs
+   * the fragments a scheduler hands over with `lane: 'background'` (the workload manager: queries
+   * below High priority). The kernel then gives the CPU to foreground fragments and to the server's
+   * own thread first. 0 (default): one lane, every worker at the server's priority.
+   */
+  readonly backgroundNiceness?: number;
+  /**
+   * Foreground fragments that may run beyond `workers` at once (the scheduler's slots reserved to
+   * interactive work): the foreground lane gets that many more threads. Default 0.
+   */
+  readonly interactiveSlots?: number;
 }
+
+/** The worker lane of a fragment (structurally the workload manager's `WorkerLane`). */
+export type ExecutorLane = 'foreground' | 'background';
 
 /** One quantum as a scheduler grants it (structurally the workload manager's `FragmentQuantum`). */
 export interface ExecutorQuantum {
   /** Yield after about this much CPU (ms), at a DuckDB task boundary. */
   readonly quantumMs: number;
+  /** The lane whose threads run the fragment; read on its first quantum. Default foreground. */
+  readonly lane?: ExecutorLane;
 }
 
 /** What a quantum used, and whether the fragment is done (structurally the WLM's `QuantumResult`). */
@@ -182,6 +199,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const workers = Math.max(1, options.workers ?? 2);
   const grace = options.abortGraceMs ?? 5000;
   const maxParked = Math.max(0, options.maxParkedFragments ?? 4 * workers);
+  const niceness = Math.min(19, Math.max(0, Math.floor(options.backgroundNiceness ?? 0)));
+  const interactiveSlots = Math.max(0, Math.floor(options.interactiveSlots ?? 0));
   /** Parked time-sliced fragments of this pool (see `FragmentSlicing`). */
   const parked = new Int32Array(new SharedArrayBuffer(4));
   const instanceId = randomUUID().slice(0, 8);
@@ -194,18 +213,23 @@ export function createExecutor(options: ExecutorOptions): Executor {
     maxTempDirectoryBytes: options.maxTempDirectoryBytes ?? 16 * 1024 ** 3,
     allowedDirectories: [...options.dataDirectories.map((d) => path.resolve(d)), spillRoot],
     creationLock: new Int32Array(new SharedArrayBuffer(4)),
+    niceness: 0,
   };
   mkdirSync(baseConfig.tempDirectory, { recursive: true });
-  const pool = new Piscina({
+  // Two lanes of threads when asked (docs/workload.md, "Worker lanes"): a thread's lane is fixed at
+  // its start, because an unprivileged process cannot raise a thread's priority back.
+  const lanePool = (workerData: WorkerConfig, maxThreads: number): Piscina => new Piscina({
     filename: new URL('./worker.js', import.meta.url).href,
     minThreads: 0,
-    maxThreads: workers + maxParked,
+    maxThreads,
     idleTimeout: 60_000,
     concurrentTasksPerWorker: 1,
-    workerData: baseConfig,
+    workerData,
   });
+  const pool = lanePool(baseConfig, workers + interactiveSlots + maxParked);
+  const background = niceness > 0 ? lanePool({ ...baseConfig, niceness }, workers + maxParked) : pool;
 
-  async function runTask(task: WorkerTask, cell: ReturnType<typeof interruptCell>, timeoutMs: number | undefined, transferList?: readonly MessagePort[]): Promise<WorkerReply> {
+  async function runTask(task: WorkerTask, cell: ReturnType<typeof interruptCell>, timeoutMs: number | undefined, transferList?: readonly MessagePort[], lane: ExecutorLane = 'foreground'): Promise<WorkerReply> {
     const abort = new AbortController();
     // A worker that has not answered `grace` ms after the query was interrupted (cancel or deadline)
     // is stuck inside one DuckDB task: abort its task, and piscina replaces the thread.
@@ -216,7 +240,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       }
     }, 100);
     try {
-      return (await pool.run(task, { signal: abort.signal, ...(transferList ? { transferList: transferList as never } : {}) })) as WorkerReply;
+      return (await (lane === 'background' ? background : pool).run(task, { signal: abort.signal, ...(transferList ? { transferList: transferList as never } : {}) })) as WorkerReply;
     } catch (e) {
       if (abort.signal.aborted) throw interruptError(cell.reason() === INTERRUPT_NONE ? INTERRUPT_TIMEOUT : cell.reason(), timeoutMs);
       throw e;
@@ -254,8 +278,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
       if (started === undefined) {
         // Fragments are sliced; a write (the last task of `writePlan`) runs as one quantum.
         started = task.kind === 'fragment'
-          ? runTask({ ...task, slicing: { port: channel.port2, quantumMs: quantum.quantumMs, parked, maxParked } }, cell, timeoutMs, [channel.port2])
-          : runTask(task, cell, timeoutMs);
+          ? runTask({ ...task, slicing: { port: channel.port2, quantumMs: quantum.quantumMs, parked, maxParked } }, cell, timeoutMs, [channel.port2], quantum.lane)
+          : runTask(task, cell, timeoutMs, undefined, quantum.lane);
         started.then((r) => { reply = r; push({ kind: 'done' }); }, (e: unknown) => { failure = e; push({ kind: 'done' }); });
       } else {
         channel.port1.postMessage({ kind: 'resume', quantumMs: quantum.quantumMs } satisfies SliceCommand);
@@ -425,10 +449,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
     writePlan,
     stagingDirectory,
     get threads() {
-      return pool.threads.length;
+      return pool.threads.length + (background === pool ? 0 : background.threads.length);
     },
     async close() {
-      await pool.destroy();
+      await Promise.all([pool.destroy(), ...(background === pool ? [] : [background.destroy()])]);
       rmSync(baseConfig.tempDirectory, { recursive: true, force: true });
       rmSync(stagingDirectory, { recursive: true, force: true });
     },

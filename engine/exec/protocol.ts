@@ -23,6 +23,11 @@ export interface WorkerConfig {
   readonly allowedDirectories: readonly string[];
   /** Shared lock serializing instance creation across the pool's workers (CPU accounting). */
   readonly creationLock: Int32Array;
+  /**
+   * OS nice value of the thread and its instance's background threads (Linux; elsewhere ignored):
+   * 0 for the foreground lane, `backgroundNiceness` for the background lane.
+   */
+  readonly niceness: number;
 }
 
 /** Values of the interrupt cell (`Int32Array` over a SharedArrayBuffer, index 0). */

@@ -17,6 +17,7 @@
  */
 import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import { threadId, workerData } from 'node:worker_threads';
 import {
   DuckDBBlobValue, DuckDBDateValue, DuckDBDecimalValue, DuckDBInstance, DuckDBPendingResultState, DuckDBTimeValue, DuckDBTimestampTZValue, DuckDBTimestampValue,
@@ -69,6 +70,12 @@ async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
     Atomics.store(c.creationLock, 0, 0);
     Atomics.notify(c.creationLock, 0);
   }
+  // A background-lane worker lowers its thread and its instance's threads (started from a libuv
+  // thread, so they did not inherit anything from this one) only now: holding the creation lock at
+  // a low priority could make a foreground worker wait for it. libuv's thread pool is started
+  // already (the `stat` above), so its threads, which serve the server too, keep their priority.
+  lowerPriority(0, c.niceness);
+  for (const tid of backgroundThreads) lowerPriority(Number(tid), c.niceness);
   const conn = await instance.connect();
   try {
     try {
@@ -101,6 +108,21 @@ function connection(): Promise<DuckDBConnection> {
     return (await instancePromise).connect();
   })();
   return connectionPromise;
+}
+
+/**
+ * Gives a thread of this worker (0: the calling one) the lane's nice value. Linux only: there
+ * `setpriority` on a thread id changes that thread alone; on other systems it would change the
+ * whole process, the server included, so nothing is done. Failure (a sandbox) leaves the thread as
+ * it is: the lane still separates the work, only without the kernel's help.
+ */
+function lowerPriority(tid: number, niceness: number): void {
+  if (niceness <= 0 || process.platform !== 'linux') return;
+  try {
+    setPriority(tid, niceness);
+  } catch {
+    // Not permitted here: run at the inherited priority.
+  }
 }
 
 /** Ids of the process's threads (Linux), or none. */

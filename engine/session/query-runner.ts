@@ -23,7 +23,7 @@ import {
 } from '../planner/index.js';
 import type { FragmentPlan } from '../fragments.js';
 import type { Executor } from '../exec/index.js';
-import type { WorkloadManager, QueryLease } from '../wlm/index.js';
+import type { WorkloadManager, QueryLease, RoutingRequest } from '../wlm/index.js';
 import type { SystemTableProvider } from '../system/provider.js';
 import { rowsSql } from '../system/rows-sql.js';
 import { catalogContextOf, sqlErrorOf } from './catalog-statements.js';
@@ -56,9 +56,11 @@ export class QueryRunner {
   async run(ctx: StatementContext, statement: Statement): Promise<RowSet> {
     switch (statement.kind) {
       case 'Query':
+        this.rejectIfQueueFull(ctx, statement);
         return this.select(ctx, statement, false);
       case 'Explain':
         if (statement.statement.kind !== 'Query') throw floeError('UNSUPPORTED_STATEMENT', { what: `EXPLAIN of ${statement.statement.kind}` });
+        if (statement.analyze) this.rejectIfQueueFull(ctx, statement);
         return this.select(ctx, statement, true, statement.analyze);
       default:
         throw floeError('UNSUPPORTED_STATEMENT', { what: statement.kind });
@@ -175,6 +177,19 @@ export class QueryRunner {
   }
 
   /**
+   * Answers a full queue before any planning, as Trino rejects at submission: no catalog load,
+   * manifest read or store round trip is spent on a statement admission would refuse. Routing
+   * needs only the request (principal, source, pool, statement kind), not the plan. `withLease`
+   * decides again after planning (the queue may have filled meanwhile). History shows the group.
+   */
+  rejectIfQueueFull(ctx: StatementContext, statement: Statement): void {
+    const early = this.o.wlm.rejectEarly(routingOf(ctx, statement));
+    if (early === null) return;
+    ctx.lifecycle.classified({ resourceGroup: early.groupPath });
+    throw early.error;
+  }
+
+  /**
    * Classifies, routes and admits a statement, runs `work` under the lease (its signal carries the
    * killer's reason: timeout, memory cap, cancel) and releases it. History shows group and class.
    */
@@ -182,10 +197,7 @@ export class QueryRunner {
     const { classification, limits } = this.classify(ctx, shape);
     const c = classification.workloadClass;
     const ticket = this.o.wlm.admit({
-      queryId: ctx.queryId, tenant: ctx.principal.tenantId, user: ctx.principal.name,
-      source: ctx.source ?? ctx.session.settings.get('svc.query_source') ?? null,
-      resourcePool: ctx.session.settings.get('svc.resource_pool') ?? null,
-      queryType: queryType(statement), workloadClass: c, priority: limits.priority,
+      queryId: ctx.queryId, ...routingOf(ctx, statement), workloadClass: c, priority: limits.priority,
       timeoutMs: limits.timeoutMs, memoryCapBytes: limits.memoryCapBytes, requestTimeoutMs: ctx.timeoutMs ?? null,
     }, ctx.signal ? { signal: ctx.signal } : {});
     ctx.lifecycle.classified({ workloadClass: c, resourceGroup: ticket.groupPath, priority: limits.priority });
@@ -243,6 +255,16 @@ export class QueryRunner {
     }));
     return { fragments };
   }
+}
+
+/** The request fields routing rules match (docs/workload.md, Routing rule). */
+function routingOf(ctx: StatementContext, statement: Statement): RoutingRequest {
+  return {
+    tenant: ctx.principal.tenantId, user: ctx.principal.name,
+    source: ctx.source ?? ctx.session.settings.get('svc.query_source') ?? null,
+    resourcePool: ctx.session.settings.get('svc.resource_pool') ?? null,
+    queryType: queryType(statement),
+  };
 }
 
 function explainRows(plan: FragmentPlan, cls: string, reason: string, rows: number, limits: { priority: number; timeoutMs: number; memoryCapBytes: number }): RowSet {

@@ -64,6 +64,8 @@ export class WriteRunner {
   constructor(private readonly o: WriteRunnerOptions) {}
 
   async run(ctx: StatementContext, s: Statement): Promise<RowSet> {
+    // Every write but CREATE VIEW runs under a lease: a full queue answers before any planning.
+    if (s.kind !== 'CreateView') this.o.queries.rejectIfQueueFull(ctx, s);
     switch (s.kind) {
       case 'Insert': return this.insert(ctx, s);
       case 'CreateTableAs': return this.createTableAs(ctx, s);

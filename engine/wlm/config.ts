@@ -72,6 +72,16 @@ export interface MlfqSpec {
   readonly level_contribution_cap_ms?: number;
   /** Time slice the executor should yield after (at a DuckDB task boundary). */
   readonly quantum_ms?: number;
+  /**
+   * Slots beyond `max_concurrent` that only quanta of High priority or above may use: an
+   * interactive fragment starts at once instead of waiting for a batch quantum to end.
+   */
+  readonly interactive_slots?: number;
+  /**
+   * OS nice value (0–19) of the worker threads that run fragments below High priority, so the
+   * kernel gives the CPU to interactive fragments and the server's own thread first. 0: one lane.
+   */
+  readonly background_niceness?: number;
 }
 
 /** The `workload` section of the operator file. */
@@ -122,6 +132,8 @@ export interface ResolvedMlfqConfig {
   readonly levelTimeMultiplier: number;
   readonly levelContributionCapMs: number;
   readonly quantumMs: number;
+  readonly interactiveSlots: number;
+  readonly backgroundNiceness: number;
 }
 
 export interface ResolvedWorkloadConfig {
@@ -156,6 +168,8 @@ export const MLFQ_DEFAULTS: Required<MlfqSpec> = {
   level_time_multiplier: 2,
   level_contribution_cap_ms: 30_000,
   quantum_ms: 1_000,
+  interactive_slots: 1,
+  background_niceness: 10,
 };
 
 /**
@@ -243,6 +257,8 @@ export const WORKLOAD_CONFIG_SCHEMA = {
         level_time_multiplier: { type: 'number', exclusiveMinimum: 1, maximum: 100 },
         level_contribution_cap_ms: positiveInt,
         quantum_ms: { type: 'integer', minimum: 1, maximum: 60_000 },
+        interactive_slots: { type: 'integer', minimum: 0, maximum: 64 },
+        background_niceness: { type: 'integer', minimum: 0, maximum: 19 },
       },
     },
   },
@@ -304,6 +320,8 @@ export function resolveWorkloadConfig(spec: WorkloadConfigSpec | undefined, pref
   if (!(m.level_time_multiplier > 1)) problems.push(`${mAt}.level_time_multiplier must be > 1`);
   if (!isInt(m.level_contribution_cap_ms) || m.level_contribution_cap_ms < 1) problems.push(`${mAt}.level_contribution_cap_ms must be an integer ≥ 1`);
   if (!isInt(m.quantum_ms) || m.quantum_ms < 1) problems.push(`${mAt}.quantum_ms must be an integer ≥ 1`);
+  if (!isInt(m.interactive_slots) || m.interactive_slots < 0 || m.interactive_slots > 64) problems.push(`${mAt}.interactive_slots must be an integer from 0 to 64`);
+  if (!isInt(m.background_niceness) || m.background_niceness < 0 || m.background_niceness > 19) problems.push(`${mAt}.background_niceness must be an integer from 0 to 19`);
 
   if (problems.length > 0) throw new WorkloadConfigError(`invalid workload configuration:\n  ${problems.join('\n  ')}`);
   return {
@@ -317,6 +335,8 @@ export function resolveWorkloadConfig(spec: WorkloadConfigSpec | undefined, pref
       levelTimeMultiplier: m.level_time_multiplier,
       levelContributionCapMs: m.level_contribution_cap_ms,
       quantumMs: m.quantum_ms,
+      interactiveSlots: m.interactive_slots,
+      backgroundNiceness: m.background_niceness,
     },
   };
 }

@@ -1,7 +1,9 @@
 /**
  * Prometheus metrics of workload management, registered on the registry passed in (the server's
- * own, never the global one). Gauges are read at scrape time from the same row provider as
- * `SHOW RESOURCE GROUPS`; counters and the queue-wait histogram are updated on events.
+ * own, never the global one). Gauges, and the per-group admitted and rejected counters (which the
+ * group tree counts anyway), are read at scrape time from the same row provider as
+ * `SHOW RESOURCE GROUPS`, so admission itself updates no metric; the queue-wait histogram and the
+ * kill and MLFQ counters are updated on events.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { MlfqStats } from './mlfq.js';
@@ -15,8 +17,6 @@ export interface WorkloadMetricsSource {
 }
 
 export interface WorkloadMetrics {
-  readonly admitted: Counter<'group'>;
-  readonly rejected: Counter<'group'>;
   readonly queueWait: Histogram<'group'>;
   readonly killed: Counter<'reason'>;
   readonly levelCpu: Counter<'level'>;
@@ -43,6 +43,19 @@ export function createWorkloadMetrics(registry: Registry): WorkloadMetrics {
   groupGauge('floe_wlm_group_effective_concurrency_limit', 'Concurrency the group may use now (hard limit after the CPU penalty)', (r) => r.effectiveConcurrencyLimit);
   groupGauge('floe_wlm_group_cpu_seconds', 'CPU time ever charged to the group and its subgroups, seconds', (r) => r.cumulativeCpuMs / 1000);
   groupGauge('floe_wlm_group_memory_bytes', 'Memory reported by running queries of the group and its subgroups', (r) => r.memoryBytes);
+  // Counters of the group itself (not its subgroups), kept by the tree: they survive a reload for
+  // the paths that survive it.
+  const groupCounter = (name: string, help: string, pick: (r: ResourceGroupRow) => number): void => {
+    new Counter({
+      name, help, labelNames: ['group'], registers,
+      collect() {
+        this.reset();
+        for (const r of source?.resourceGroupRows() ?? []) this.inc({ group: r.path }, pick(r));
+      },
+    });
+  };
+  groupCounter('floe_wlm_group_admitted_total', 'Queries that started running in the resource group', (r) => r.admitted);
+  groupCounter('floe_wlm_group_rejected_total', 'Submissions refused because a queue on the group path was full', (r) => r.rejected);
 
   const levelGauge = (name: string, help: string, pick: (s: MlfqStats) => readonly number[]): void => {
     new Gauge({
@@ -68,8 +81,6 @@ export function createWorkloadMetrics(registry: Registry): WorkloadMetrics {
   });
 
   return {
-    admitted: new Counter({ name: 'floe_wlm_group_admitted_total', help: 'Queries that started running in the resource group', labelNames: ['group'], registers }),
-    rejected: new Counter({ name: 'floe_wlm_group_rejected_total', help: 'Submissions refused because a queue on the group path was full', labelNames: ['group'], registers }),
     queueWait: new Histogram({
       name: 'floe_wlm_queue_wait_seconds', help: 'Time from submission to start (0 for queries that started at once)', labelNames: ['group'], registers,
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],

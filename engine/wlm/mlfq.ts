@@ -95,6 +95,8 @@ export class MultilevelQueue<T> {
   /** CPU actually run at each level (ns), without catch-up: what the stats report. */
   readonly levelRunNanos: number[];
   private readonly levelMinPriority: number[];
+  /** Live (not cancelled) waiting quanta of High priority or above; they are all at level 0. */
+  private liveUrgent = 0;
   private seq = 0;
 
   constructor(readonly settings: MultilevelQueueSettings = DEFAULT_MULTILEVEL_SETTINGS) {
@@ -145,14 +147,31 @@ export class MultilevelQueue<T> {
     const w: Waiting<T> = { item, account, urgent: account.priority >= HIGH_PRIORITY ? 1 : 0, key: account.levelPriority, seq: this.seq++, cancelled: false };
     this.waiting[level]!.push(w);
     this.live[level]! += 1;
+    this.liveUrgent += w.urgent;
     return {
       cancel: () => {
         if (w.cancelled) return false;
         w.cancelled = true;
         this.live[level]! -= 1;
+        this.liveUrgent -= w.urgent;
         return true;
       },
     };
+  }
+
+  /** Whether a quantum of High priority or above is waiting. */
+  get urgentWaiting(): boolean {
+    return this.liveUrgent > 0;
+  }
+
+  /**
+   * The next quantum of High priority or above, or undefined when none waits: for a slot reserved
+   * to interactive work (`MlfqDispatcher`), which no other quantum may take. Such quanta never
+   * leave level 0 and go first there, so this is level 0's head whenever one waits.
+   */
+  pollUrgent(): { item: T; account: MlfqQueryAccount; level: number } | undefined {
+    if (this.liveUrgent === 0) return undefined;
+    return this.take(0);
   }
 
   /**
@@ -179,13 +198,19 @@ export class MultilevelQueue<T> {
       target /= this.settings.levelTimeMultiplier;
     }
     if (selected === -1) return undefined;
-    const heap = this.waiting[selected]!;
+    return this.take(selected);
+  }
+
+  /** Pops the head of a level that has live quanta (cancelled ones are dropped on the way). */
+  private take(level: number): { item: T; account: MlfqQueryAccount; level: number } {
+    const heap = this.waiting[level]!;
     for (;;) {
       const w = heap.pop()!;
       if (w.cancelled) continue;
-      this.live[selected]! -= 1;
-      this.levelMinPriority[selected] = Math.max(this.levelMinPriority[selected]!, w.key);
-      return { item: w.item, account: w.account, level: selected };
+      this.live[level]! -= 1;
+      this.liveUrgent -= w.urgent;
+      this.levelMinPriority[level] = Math.max(this.levelMinPriority[level]!, w.key);
+      return { item: w.item, account: w.account, level };
     }
   }
 
@@ -242,12 +267,27 @@ export class MultilevelQueue<T> {
   }
 }
 
+/**
+ * Where a fragment runs: `foreground` worker threads at the server's own OS priority for queries of
+ * High priority or above (interactive by default), `background` threads at a lower OS priority
+ * (`background_niceness`) for the rest. Decided by the first quantum: a fragment keeps its thread
+ * (its DuckDB state lives there), and an unprivileged process cannot raise a thread's priority back.
+ */
+export type WorkerLane = 'foreground' | 'background';
+
+/** The lane of a query's fragments: foreground for High priority or above. */
+export function laneFor(priority: number): WorkerLane {
+  return priority >= HIGH_PRIORITY ? 'foreground' : 'background';
+}
+
 /** What the executor gets for one quantum of a fragment. */
 export interface FragmentQuantum {
   /** Yield after about this much CPU time (at a DuckDB task boundary) and report `finished: false`. */
   readonly quantumMs: number;
   /** The level this quantum was scheduled at (0 to 4). */
   readonly level: number;
+  /** The worker lane (thread OS priority) the fragment runs in; the executor reads it on the first quantum. */
+  readonly lane: WorkerLane;
   /** Aborted when the query is cancelled (timeout, memory, user): interrupt the DuckDB connection. */
   readonly signal: AbortSignal;
 }
@@ -267,6 +307,10 @@ export type FragmentRunner = (quantum: FragmentQuantum) => Promise<QuantumResult
 export interface MlfqStats {
   readonly running: number;
   readonly maxConcurrent: number;
+  /** Slots beyond `maxConcurrent` only High priority quanta may use. */
+  readonly interactiveSlots: number;
+  /** Running quanta of High priority or above (in reserved slots first, then shared ones). */
+  readonly runningInteractive: number;
   readonly levelQueueDepths: readonly number[];
   readonly levelScheduledMs: readonly number[];
   readonly trackedQueries: number;
@@ -289,7 +333,20 @@ export interface MlfqHooks {
 }
 
 /**
- * The dispatcher: at most `maxConcurrent` quanta run at once (the worker pool's size), chosen by the
+ * Whether one more quantum may start, and which kind, given what runs. `maxConcurrent` slots are
+ * shared by every quantum (the worker pool's size); `interactiveSlots` more are reserved to quanta
+ * of High priority or above, which count against the reserved slots first. So batch work keeps
+ * every shared slot busy (work-conserving) and an interactive quantum never waits for one of them
+ * to free: it starts at once while a reserved slot is free. Pure; `MlfqDispatcher.pump` follows it.
+ */
+export function freeSlots(running: number, runningUrgent: number, maxConcurrent: number, interactiveSlots: number): { readonly shared: number; readonly reserved: number } {
+  const inReserved = Math.min(runningUrgent, interactiveSlots);
+  return { shared: Math.max(0, maxConcurrent - (running - inReserved)), reserved: interactiveSlots - inReserved };
+}
+
+/**
+ * The dispatcher: at most `maxConcurrent` quanta run at once in the shared slots (the worker pool's
+ * size), plus up to `interactiveSlots` quanta of High priority or above (`freeSlots`), chosen by the
  * `MultilevelQueue`. The executor calls `submitFragment` once per fragment and gets a promise that
  * settles when the fragment finished (or failed, or its query was cancelled).
  */
@@ -297,7 +354,9 @@ export class MlfqDispatcher {
   private readonly queue: MultilevelQueue<FragmentTask>;
   private readonly accounts = new Map<string, MlfqQueryAccount>();
   private running = 0;
+  private runningUrgent = 0;
   private maxConcurrent: number;
+  private interactiveSlots: number;
   private readonly quantumMs: number;
 
   constructor(settings: ResolvedMlfqConfig, private readonly hooks: MlfqHooks = {}) {
@@ -307,6 +366,7 @@ export class MlfqDispatcher {
       levelContributionCapNanos: settings.levelContributionCapMs * NANOS_PER_MS,
     });
     this.maxConcurrent = settings.maxConcurrent;
+    this.interactiveSlots = settings.interactiveSlots;
     this.quantumMs = settings.quantumMs;
   }
 
@@ -331,9 +391,10 @@ export class MlfqDispatcher {
     return a ? a.scheduledNanos / NANOS_PER_MS : null;
   }
 
-  /** Changes the worker count (configuration reload). */
-  setMaxConcurrent(n: number): void {
-    this.maxConcurrent = Math.max(1, n);
+  /** Changes the shared and reserved slot counts (configuration reload). */
+  setSlots(maxConcurrent: number, interactiveSlots: number): void {
+    this.maxConcurrent = Math.max(1, maxConcurrent);
+    this.interactiveSlots = Math.max(0, interactiveSlots);
     this.pump();
   }
 
@@ -366,11 +427,13 @@ export class MlfqDispatcher {
   }
 
   private pump(): void {
-    while (this.running < this.maxConcurrent) {
-      const next = this.queue.poll();
+    for (;;) {
+      const free = freeSlots(this.running, this.runningUrgent, this.maxConcurrent, this.interactiveSlots);
+      const next = (free.reserved > 0 ? this.queue.pollUrgent() : undefined) ?? (free.shared > 0 ? this.queue.poll() : undefined);
       if (!next) return;
       next.item.handle = null;
       this.running += 1;
+      if (next.account.priority >= HIGH_PRIORITY) this.runningUrgent += 1;
       this.hooks.onSelected?.(next.level);
       void this.runQuantum(next.item, next.level);
     }
@@ -379,13 +442,15 @@ export class MlfqDispatcher {
   private async runQuantum(task: FragmentTask, level: number): Promise<void> {
     let result: QuantumResult | undefined;
     let failure: unknown;
+    const urgent = task.account.priority >= HIGH_PRIORITY;
     try {
       if (task.signal.aborted) throw task.signal.reason;
-      result = await task.run({ quantumMs: this.quantumMs, level, signal: task.signal });
+      result = await task.run({ quantumMs: this.quantumMs, level, lane: laneFor(task.account.priority), signal: task.signal });
     } catch (e) {
       failure = e ?? new Error('fragment failed');
     }
     this.running -= 1;
+    if (urgent) this.runningUrgent -= 1;
     if (result) {
       const cpuMs = Number.isFinite(result.cpuMs) ? Math.max(0, result.cpuMs) : 0;
       this.queue.charge(task.account, cpuMs * NANOS_PER_MS);
@@ -404,6 +469,8 @@ export class MlfqDispatcher {
     return {
       running: this.running,
       maxConcurrent: this.maxConcurrent,
+      interactiveSlots: this.interactiveSlots,
+      runningInteractive: this.runningUrgent,
       levelQueueDepths: this.queue.depths(),
       levelScheduledMs: this.queue.levelRunNanos.map((ns) => Math.round(ns / NANOS_PER_MS)),
       trackedQueries: this.accounts.size,

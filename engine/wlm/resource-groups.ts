@@ -14,12 +14,26 @@
  */
 import type { ResolvedGroupConfig, SchedulingPolicy } from './config.js';
 import { displayPath } from './config.js';
+import { IndexedHeap, type HeapSlot } from './heap.js';
 
-/** A query waiting in a group's own queue. `seq` is the arrival order, global to the tree. */
-export interface QueuedQuery {
+/**
+ * A query waiting in a group's own queue. `seq` is the arrival order, global to the tree;
+ * `heapIndex` is the queue's bookkeeping (its position), so leaving from anywhere is O(log n).
+ */
+export interface QueuedQuery extends HeapSlot {
   readonly id: string;
   readonly priority: number;
   readonly seq: number;
+}
+
+/** A group's own queue: a heap in dequeue order for the group's policy (see `queueOrder`). */
+export type GroupQueue = IndexedHeap<QueuedQuery>;
+
+/** Dequeue order inside one group: arrival, or (query_priority) priority then arrival. */
+function queueOrder(policy: SchedulingPolicy): (a: QueuedQuery, b: QueuedQuery) => boolean {
+  return policy === 'query_priority'
+    ? (a, b) => (a.priority !== b.priority ? a.priority > b.priority : a.seq < b.seq)
+    : (a, b) => a.seq < b.seq;
 }
 
 /** Mutable state of one group. Counts include only this group; `descendant*` the strict subtree. */
@@ -27,8 +41,8 @@ export interface GroupState {
   config: ResolvedGroupConfig;
   readonly parent: GroupState | null;
   readonly children: GroupState[];
-  /** Own queue, in dequeue order for this group's policy. */
-  queue: QueuedQuery[];
+  /** Own queue: its head (`peek()`) is the next to start by this group's policy. */
+  readonly queue: GroupQueue;
   running: number;
   descendantRunning: number;
   descendantQueued: number;
@@ -51,6 +65,8 @@ interface QueryEntry {
   readonly priority: number;
   readonly seq: number;
   memoryBytes: number;
+  /** Its place in `group.queue` while queued. */
+  queued: QueuedQuery | null;
 }
 
 /** The whole admission state. Keyed by dotted path (`root.a`) and by query id. */
@@ -58,6 +74,8 @@ export interface ResourceGroupTree {
   readonly root: GroupState;
   readonly groups: ReadonlyMap<string, GroupState>;
   readonly queries: Map<string, QueryEntry>;
+  /** Groups with CPU limits: the only ones quota regeneration changes. */
+  readonly cpuLimited: readonly GroupState[];
   nextSeq: number;
 }
 
@@ -66,14 +84,15 @@ export function createTree(root: ResolvedGroupConfig): ResourceGroupTree {
   const groups = new Map<string, GroupState>();
   const build = (config: ResolvedGroupConfig, parent: GroupState | null): GroupState => {
     const g: GroupState = {
-      config, parent, children: [], queue: [], running: 0, descendantRunning: 0, descendantQueued: 0,
+      config, parent, children: [], queue: new IndexedHeap(queueOrder(config.schedulingPolicy)), running: 0, descendantRunning: 0, descendantQueued: 0,
       cpuUsageMs: 0, cumulativeCpuMs: 0, memoryBytes: 0, admitted: 0, rejected: 0,
     };
     groups.set(config.path, g);
     for (const c of config.subgroups) g.children.push(build(c, g));
     return g;
   };
-  return { root: build(root, null), groups, queries: new Map(), nextSeq: 0 };
+  const tree = build(root, null);
+  return { root: tree, groups, queries: new Map(), cpuLimited: [...groups.values()].filter((g) => g.config.hardCpuLimitMs !== null), nextSeq: 0 };
 }
 
 /**
@@ -101,7 +120,7 @@ export function canRunMore(g: GroupState): boolean {
 
 /** A group can hold one more queued query in its subtree. */
 export function canQueueMore(g: GroupState): boolean {
-  return g.queue.length + g.descendantQueued < g.config.maxQueuedQueries;
+  return g.queue.size + g.descendantQueued < g.config.maxQueuedQueries;
 }
 
 /** What `submitQuery` decided. `rejected.group` is the dotted path of the group whose queue is full. */
@@ -124,26 +143,50 @@ export interface Submission {
  */
 export function submitQuery(tree: ResourceGroupTree, s: Submission): AdmissionDecision {
   if (tree.queries.has(s.id)) throw new Error(`query ${s.id} is already admitted`);
-  const group = tree.groups.get(s.groupPath);
-  if (!group) throw new Error(`no resource group ${s.groupPath}`);
-  let canRun = true;
-  let fullGroup: GroupState | null = null;
-  for (let g: GroupState | null = group; g; g = g.parent) {
-    if (!canRunMore(g)) canRun = false;
-    if (fullGroup === null && !canQueueMore(g)) fullGroup = g;
-  }
+  const group = groupAt(tree, s.groupPath);
+  const { canRun, fullGroup } = pathCapacity(group);
   if (!canRun && fullGroup !== null) {
     group.rejected += 1;
     return { kind: 'rejected', group: fullGroup.config.path, maxQueued: fullGroup.config.maxQueuedQueries };
   }
-  const entry: QueryEntry = { id: s.id, group, state: 'queued', priority: s.priority, seq: tree.nextSeq++, memoryBytes: 0 };
+  const entry: QueryEntry = { id: s.id, group, state: 'queued', priority: s.priority, seq: tree.nextSeq++, memoryBytes: 0, queued: null };
   tree.queries.set(s.id, entry);
   if (canRun) {
     markRunning(entry);
     return { kind: 'running' };
   }
-  enqueue(group, { id: s.id, priority: s.priority, seq: entry.seq });
+  enqueue(entry);
   return { kind: 'queued' };
+}
+
+/**
+ * The rejection `submitQuery` would decide now for a query routed to `groupPath` (counted as one),
+ * or null when it would run or queue. Nothing else changes: the caller asks before it spends work
+ * on a query (planning, catalog reads) that a full queue would refuse anyway, then submits.
+ */
+export function rejectIfFull(tree: ResourceGroupTree, groupPath: string): { readonly group: string; readonly maxQueued: number } | null {
+  const group = groupAt(tree, groupPath);
+  const { canRun, fullGroup } = pathCapacity(group);
+  if (canRun || fullGroup === null) return null;
+  group.rejected += 1;
+  return { group: fullGroup.config.path, maxQueued: fullGroup.config.maxQueuedQueries };
+}
+
+function groupAt(tree: ResourceGroupTree, path: string): GroupState {
+  const group = tree.groups.get(path);
+  if (!group) throw new Error(`no resource group ${path}`);
+  return group;
+}
+
+/** Whether every group from `group` to the root can run more, and the first that cannot queue more. */
+function pathCapacity(group: GroupState): { canRun: boolean; fullGroup: GroupState | null } {
+  let canRun = true;
+  let fullGroup: GroupState | null = null;
+  for (let g: GroupState | null = group; g; g = g.parent) {
+    if (canRun && !canRunMore(g)) canRun = false;
+    if (fullGroup === null && !canQueueMore(g)) fullGroup = g;
+  }
+  return { canRun, fullGroup };
 }
 
 /**
@@ -159,8 +202,8 @@ export function finishQuery(tree: ResourceGroupTree, id: string): string[] {
     for (let p = e.group.parent; p; p = p.parent) p.descendantRunning -= 1;
     addMemory(e.group, -e.memoryBytes);
   } else {
-    const at = e.group.queue.findIndex((q) => q.id === id);
-    if (at >= 0) e.group.queue.splice(at, 1);
+    if (e.queued) e.group.queue.remove(e.queued);
+    e.queued = null;
     for (let p = e.group.parent; p; p = p.parent) p.descendantQueued -= 1;
   }
   return startQueuedQueries(tree);
@@ -171,7 +214,8 @@ export function chargeCpu(tree: ResourceGroupTree, id: string, cpuMs: number): v
   const e = tree.queries.get(id);
   if (!e || !(cpuMs > 0)) return;
   for (let g: GroupState | null = e.group; g; g = g.parent) {
-    g.cpuUsageMs += cpuMs;
+    // Usage only counts against limits; a group without them keeps none (nothing would drain it).
+    if (g.config.hardCpuLimitMs !== null) g.cpuUsageMs += cpuMs;
     g.cumulativeCpuMs += cpuMs;
   }
 }
@@ -196,11 +240,15 @@ export function setQueryMemory(tree: ResourceGroupTree, id: string, bytes: numbe
  */
 export function drainCpuQuota(tree: ResourceGroupTree, elapsedMs: number, periodMs: number): string[] {
   if (!(elapsedMs > 0)) return [];
-  for (const g of tree.groups.values()) {
-    const hard = g.config.hardCpuLimitMs;
-    g.cpuUsageMs = hard === null ? 0 : Math.max(0, g.cpuUsageMs - (elapsedMs * hard) / periodMs);
+  // Only groups with CPU limits keep usage (`chargeCpu`), so only they drain; queued queries can
+  // start only if some group's effective limit rose, otherwise the tree is still work-conserving.
+  let rose = false;
+  for (const g of tree.cpuLimited) {
+    const before = effectiveConcurrencyLimit(g.config, g.cpuUsageMs);
+    g.cpuUsageMs = Math.max(0, g.cpuUsageMs - (elapsedMs * g.config.hardCpuLimitMs!) / periodMs);
+    if (effectiveConcurrencyLimit(g.config, g.cpuUsageMs) > before) rose = true;
   }
-  return startQueuedQueries(tree);
+  return rose ? startQueuedQueries(tree) : [];
 }
 
 /** Starts queued queries while any can start (Trino's `internalStartNext` loop). */
@@ -210,8 +258,8 @@ export function startQueuedQueries(tree: ResourceGroupTree): string[] {
     const next = peekNext(tree.root);
     if (!next) return started;
     const e = tree.queries.get(next.id)!;
-    const at = e.group.queue.indexOf(next);
-    e.group.queue.splice(at, 1);
+    e.group.queue.remove(next);
+    e.queued = null;
     for (let p = e.group.parent; p; p = p.parent) p.descendantQueued -= 1;
     markRunning(e);
     started.push(e.id);
@@ -235,12 +283,12 @@ interface Candidate {
  */
 export function peekNext(g: GroupState): QueuedQuery | null {
   if (!canRunMore(g)) return null;
-  if (g.descendantQueued === 0) return g.queue[0] ?? null;
+  if (g.descendantQueued === 0) return g.queue.peek() ?? null;
   const candidates: Candidate[] = [];
-  const head = g.queue[0];
+  const head = g.queue.peek();
   if (head) candidates.push({ query: head, running: g.running, weight: 1, belowSoftLimit: true });
   for (const c of g.children) {
-    if (c.queue.length + c.descendantQueued === 0) continue;
+    if (c.queue.size + c.descendantQueued === 0) continue;
     const q = peekNext(c);
     if (!q) continue;
     const running = c.running + c.descendantRunning;
@@ -283,20 +331,10 @@ function markRunning(e: QueryEntry): void {
   for (let p = e.group.parent; p; p = p.parent) p.descendantRunning += 1;
 }
 
-function enqueue(g: GroupState, q: QueuedQuery): void {
-  for (let p = g.parent; p; p = p.parent) p.descendantQueued += 1;
-  insertOrdered(g.queue, q, g.config.schedulingPolicy);
-}
-
-/** Inserts keeping the queue in dequeue order: arrival, or priority then arrival. */
-function insertOrdered(queue: QueuedQuery[], q: QueuedQuery, policy: SchedulingPolicy): void {
-  let i = queue.length;
-  if (policy === 'query_priority') {
-    while (i > 0 && (queue[i - 1]!.priority < q.priority || (queue[i - 1]!.priority === q.priority && queue[i - 1]!.seq > q.seq))) i--;
-  } else {
-    while (i > 0 && queue[i - 1]!.seq > q.seq) i--;
-  }
-  queue.splice(i, 0, q);
+function enqueue(e: QueryEntry): void {
+  for (let p = e.group.parent; p; p = p.parent) p.descendantQueued += 1;
+  e.queued = { id: e.id, priority: e.priority, seq: e.seq, heapIndex: -1 };
+  e.group.queue.push(e.queued);
 }
 
 function addMemory(g: GroupState, delta: number): void {
@@ -325,14 +363,14 @@ export function reloadTree(old: ResourceGroupTree, root: ResolvedGroupConfig): {
   const entries = [...old.queries.values()].sort((a, b) => a.seq - b.seq);
   for (const e of entries) {
     const group = survivingGroup(tree, e.group.config.path);
-    const moved: QueryEntry = { id: e.id, group, state: e.state, priority: e.priority, seq: e.seq, memoryBytes: e.memoryBytes };
+    const moved: QueryEntry = { id: e.id, group, state: e.state, priority: e.priority, seq: e.seq, memoryBytes: e.memoryBytes, queued: null };
     tree.queries.set(e.id, moved);
     if (e.state === 'running') {
       group.running += 1;
       for (let p = group.parent; p; p = p.parent) p.descendantRunning += 1;
       addMemory(group, e.memoryBytes);
     } else {
-      enqueue(group, { id: e.id, priority: e.priority, seq: e.seq });
+      enqueue(moved);
     }
   }
   return { tree, started: startQueuedQueries(tree) };
@@ -392,7 +430,7 @@ export function resourceGroupRows(tree: ResourceGroupTree): ResourceGroupRow[] {
     rows.push({
       path: displayPath(c.path),
       running: g.running + g.descendantRunning,
-      queued: g.queue.length + g.descendantQueued,
+      queued: g.queue.size + g.descendantQueued,
       hardConcurrencyLimit: c.hardConcurrencyLimit,
       softConcurrencyLimit: c.softConcurrencyLimit,
       effectiveConcurrencyLimit: effectiveConcurrencyLimit(c, g.cpuUsageMs),
@@ -427,7 +465,7 @@ export function checkTreeInvariants(tree: ResourceGroupTree): string[] {
       if (e.state === 'running') { running++; memory += e.memoryBytes; } else queued++;
     }
     if (running !== g.running) problems.push(`${g.config.path}: running ${g.running}, recount ${running}`);
-    if (queued !== g.queue.length) problems.push(`${g.config.path}: queue ${g.queue.length}, recount ${queued}`);
+    if (queued !== g.queue.size) problems.push(`${g.config.path}: queue ${g.queue.size}, recount ${queued}`);
     let dRunning = 0, dQueued = 0, dMemory = 0;
     for (const c of g.children) {
       const r = recount(c);
@@ -436,10 +474,14 @@ export function checkTreeInvariants(tree: ResourceGroupTree): string[] {
     if (dRunning !== g.descendantRunning) problems.push(`${g.config.path}: descendantRunning ${g.descendantRunning}, recount ${dRunning}`);
     if (dQueued !== g.descendantQueued) problems.push(`${g.config.path}: descendantQueued ${g.descendantQueued}, recount ${dQueued}`);
     if (memory + dMemory !== g.memoryBytes) problems.push(`${g.config.path}: memory ${g.memoryBytes}, recount ${memory + dMemory}`);
-    for (let i = 1; i < g.queue.length; i++) {
-      const a = g.queue[i - 1]!, b = g.queue[i]!;
-      const ordered = g.config.schedulingPolicy === 'query_priority' ? a.priority > b.priority || (a.priority === b.priority && a.seq < b.seq) : a.seq < b.seq;
-      if (!ordered) problems.push(`${g.config.path}: queue out of order at ${i}`);
+    // Heap property: no queued query goes before its parent in the heap, and each knows its place.
+    const items = g.queue.values();
+    const ahead = queueOrder(g.config.schedulingPolicy);
+    for (let i = 0; i < items.length; i++) {
+      if (items[i]!.heapIndex !== i) problems.push(`${g.config.path}: queue slot ${i} says ${items[i]!.heapIndex}`);
+      if (i > 0 && ahead(items[i]!, items[(i - 1) >> 1]!)) problems.push(`${g.config.path}: queue out of order at ${i}`);
+      const e = tree.queries.get(items[i]!.id);
+      if (!e || e.queued !== items[i] || e.group !== g) problems.push(`${g.config.path}: queue holds ${items[i]!.id}, not queued here`);
     }
     return { running: running + dRunning, queued: queued + dQueued, memory: memory + dMemory };
   };

@@ -1,4 +1,5 @@
 import t from 'tap';
+import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { isFloeError, type FloeError } from '../../grammar/errors.js';
 import { PRIORITY, resolveWorkloadConfig, type WorkloadClass, type WorkloadConfigSpec } from '../../engine/wlm/config.js';
@@ -204,7 +205,8 @@ t.test('reload keeps queued queries and applies the new limits', async (t) => {
 
 t.test('visibility: QoS stats exactly as the spec, SHOW RESOURCE GROUPS and system.resource_groups from one provider, Prometheus', async (t) => {
   const { wlm, request, registry, running } = manager({
-    mlfq: { max_concurrent: 2 },
+    // no reserved interactive slot here: two shared slots held, the third quantum waits
+    mlfq: { max_concurrent: 2, interactive_slots: 0 },
     resource_groups: { root: { hard_concurrency_limit: 3, scheduling_policy: 'weighted', subgroups: [{ name: 'bi', scheduling_weight: 2 }, { name: 'etl', hard_concurrency_limit: 1 }] } },
     routing_rules: [{ match_source: 'etl', target_group: 'root.etl' }, { match_source: 'bi', target_group: 'root.bi' }],
   });
@@ -252,7 +254,7 @@ t.test('visibility: QoS stats exactly as the spec, SHOW RESOURCE GROUPS and syst
 });
 
 t.test('a query killed while its fragment waits for a worker: the fragment rejects with the kill reason', async (t) => {
-  const { running, clock } = manager({ mlfq: { max_concurrent: 1 } });
+  const { running, clock } = manager({ mlfq: { max_concurrent: 1, interactive_slots: 0 } });
   const a = await running();
   const b = await running({ requestTimeoutMs: 100 });
   let release!: () => void;
@@ -280,4 +282,77 @@ t.test('createWorkloadManager: the server wiring from the operator section and a
   t.match(text, /floe_wlm_group_admitted_total\{group="\/root\/bi"\} 1/);
   t.match(text, /floe_mlfq_level_queue_depth\{level="4"\} 0/);
   t.equal(clock.pending, 0);
+});
+
+t.test('rejectEarly: a full queue is refused before admission, counted once, and nothing is held', async (t) => {
+  const { wlm, request, registry } = manager({ resource_groups: { root: { subgroups: [{ name: 'tiny', hard_concurrency_limit: 1, max_queued_queries: 0 }] } }, routing_rules: [{ match_source: 'tiny', target_group: 'root.tiny' }] });
+  const routing = { tenant: 't1', user: 'alice', source: 'tiny', resourcePool: null, queryType: 'select' };
+  t.equal(wlm.rejectEarly(routing), null, 'room to run');
+  const first = wlm.admit(request({ source: 'tiny' }));
+  t.equal(first.kind, 'accepted');
+  const early = wlm.rejectEarly(routing);
+  t.equal(early?.groupPath, '/root/tiny');
+  t.equal(early?.error.code, 'QUEUE_FULL');
+  t.equal(early?.error.message, 'resource group /root/tiny queue is full (max_queued_queries = 0)');
+  t.equal(wlm.rejectEarly({ ...routing, source: null }), null, 'another group has room');
+  t.equal(wlm.activeQueries, 1);
+  const row = wlm.resourceGroupRows().find((r) => r.path === '/root/tiny')!;
+  t.same([row.running, row.queued, row.rejected], [1, 0, 1]);
+  const samples = parseExposition(await registry.metrics()).samples;
+  t.equal(samples.find((s) => s.name === 'floe_wlm_group_rejected_total' && s.labels.get('group') === '/root/tiny')?.value, 1);
+  if (first.kind === 'accepted') (await first.lease).release();
+});
+
+t.test('property: every query is killed at its deadline (class or request timeout, queued or running) unless released first; one timer serves them all', async (t) => {
+  type Op = { kind: 'admit'; cls: WorkloadClass; requestMs: number | null } | { kind: 'release'; pick: number } | { kind: 'advance'; ms: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ kind: fc.constant('admit' as const), cls: fc.constantFrom<WorkloadClass>('interactive', 'medium', 'batch'), requestMs: fc.option(fc.integer({ min: 1, max: 40_000 }), { nil: null }) }),
+    fc.record({ kind: fc.constant('release' as const), pick: fc.nat(100) }),
+    fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 20_000 }) }),
+  );
+  await fc.assert(fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 60 }), async (ops) => {
+    const { wlm, request, clock, config } = manager({ resource_groups: { root: { hard_concurrency_limit: 2 } } });
+    type Tracked = { deadline: number; released: boolean; lease: QueryLease | null; rejected: FloeError | null; queued: boolean };
+    const all: Tracked[] = [];
+    const settle = async () => { for (let i = 0; i < 3; i++) await flush(); };
+    const killed = (q: Tracked) => q.rejected !== null || (q.lease !== null && q.lease.signal.aborted);
+    for (const o of ops) {
+      if (o.kind === 'admit') {
+        const limit = config.classes[o.cls].timeoutMs;
+        const req = request({ workloadClass: o.cls, requestTimeoutMs: o.requestMs });
+        const ticket = wlm.admit(req);
+        if (ticket.kind !== 'accepted') throw new Error('rejected');
+        const q: Tracked = { deadline: clock.now() + (o.requestMs !== null && o.requestMs < limit ? o.requestMs : limit), released: false, lease: null, rejected: null, queued: ticket.queued };
+        ticket.lease.then((l) => { q.lease = l; }, (e: FloeError) => { q.rejected = e; });
+        all.push(q);
+      } else if (o.kind === 'release') {
+        const open = all.filter((q) => !q.released && q.lease !== null);
+        if (open.length > 0) {
+          const q = open[o.pick % open.length]!;
+          q.released = true;
+          q.lease!.release();
+        }
+      } else {
+        clock.advance(o.ms);
+      }
+      await settle();
+      for (const q of all) {
+        if (q.released) continue;
+        const due = clock.now() >= q.deadline;
+        if (due !== killed(q)) throw new Error(`deadline ${q.deadline}, now ${clock.now()}: killed ${killed(q)}`);
+        const e = q.rejected ?? (q.lease?.signal.reason as FloeError | undefined);
+        if (due && e?.code !== 'QUERY_TIMEOUT') throw new Error(`killed with ${String(e)}`);
+      }
+      if (clock.pending > 1) throw new Error(`${clock.pending} timers pending: one should serve every deadline`);
+    }
+    // Release everything; queued queries start as slots free, then are released in turn.
+    for (let round = 0; round <= all.length; round++) {
+      for (const q of all) {
+        if (!q.released && q.lease) { q.released = true; q.lease.release(); }
+      }
+      await settle();
+    }
+    return wlm.activeQueries === 0 && clock.pending === 0;
+  }), { numRuns: 150 });
+  t.pass('deadlines exact, one timer, none left');
 });

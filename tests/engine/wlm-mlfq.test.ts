@@ -1,7 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { PRIORITY, resolveWorkloadConfig } from '../../engine/wlm/config.js';
-import { computeLevel, levelFor, LEVEL_THRESHOLD_SECONDS, HIGH_PRIORITY, MlfqDispatcher, MultilevelQueue, type MlfqQueryAccount, type QuantumResult } from '../../engine/wlm/mlfq.js';
+import { computeLevel, freeSlots, laneFor, levelFor, LEVEL_THRESHOLD_SECONDS, HIGH_PRIORITY, MlfqDispatcher, MultilevelQueue, type MlfqQueryAccount, type QuantumResult } from '../../engine/wlm/mlfq.js';
 
 const S = 1e9;
 
@@ -208,4 +208,114 @@ t.test('inside level 0, a High priority quantum goes before Normal and Low ones 
   q.offer('batch-2', q.newAccount('b2', PRIORITY.normal));
   q.offer('dashboard', q.newAccount('d', PRIORITY.high));
   t.same([q.poll()!.item, q.poll()!.item, q.poll()!.item], ['dashboard', 'batch-1', 'batch-2']);
+});
+
+t.test('freeSlots: urgent quanta fill the reserved slots first; the shared slots stay for everyone', async (t) => {
+  t.same(freeSlots(0, 0, 2, 1), { shared: 2, reserved: 1 });
+  t.same(freeSlots(2, 0, 2, 1), { shared: 0, reserved: 1 }, 'batch holds both shared slots; the reserved one is still free');
+  t.same(freeSlots(3, 1, 2, 1), { shared: 0, reserved: 0 });
+  t.same(freeSlots(2, 2, 2, 1), { shared: 1, reserved: 0 }, 'two interactive quanta: one in the reserved slot, one shared');
+  t.same(freeSlots(1, 0, 1, 0), { shared: 0, reserved: 0 }, 'no reservation: the plain limit');
+  // From any state the dispatcher can reach (below-High quanta only in shared slots, urgent ones in
+  // reserved slots first), filling every free slot keeps within max + slots, and below-High work
+  // can never use more than the shared slots.
+  fc.assert(fc.property(fc.integer({ min: 1, max: 8 }), fc.nat(4), fc.nat(8), fc.nat(12), (max, slots, a, b) => {
+    const urgent = Math.min(b, max + slots);
+    const urgentShared = Math.max(0, urgent - slots);
+    const below = Math.min(a, max - Math.min(max, urgentShared));
+    if (urgentShared > max) return true; // unreachable
+    const f = freeSlots(below + urgent, urgent, max, slots);
+    return f.reserved >= 0 && f.reserved <= slots && f.shared >= 0
+      && below + urgent + f.shared + f.reserved <= max + slots
+      && below + f.shared <= max;
+  }), { numRuns: 1000 });
+});
+
+t.test('lanes: High priority or above runs in the foreground lane, the rest in the background lane', async (t) => {
+  t.equal(laneFor(PRIORITY.critical), 'foreground');
+  t.equal(laneFor(PRIORITY.high), 'foreground');
+  t.equal(laneFor(PRIORITY.normal), 'background');
+  t.equal(laneFor(PRIORITY.low), 'background');
+});
+
+t.test('dispatcher: an interactive quantum starts at once in the reserved slot while batch holds every shared slot', async (t) => {
+  const d = new MlfqDispatcher(resolveWorkloadConfig({ mlfq: { max_concurrent: 1, interactive_slots: 1, quantum_ms: 100 } }).mlfq);
+  d.trackQuery('batch', PRIORITY.low);
+  d.trackQuery('batch2', PRIORITY.low);
+  d.trackQuery('dash', PRIORITY.high);
+  const lanes: string[] = [];
+  const gate = () => {
+    let open!: () => void;
+    const p = new Promise<void>((r) => { open = r; });
+    return { open, run: async (q: { lane: string }): Promise<QuantumResult> => { lanes.push(q.lane); await p; return { cpuMs: 10, finished: true }; } };
+  };
+  const b = gate(), b2 = gate(), dash = gate();
+  const pb = d.submitFragment('batch', b.run);
+  const pb2 = d.submitFragment('batch2', b2.run);
+  const pd = d.submitFragment('dash', dash.run);
+  await tick();
+  t.same({ running: d.stats().running, interactive: d.stats().runningInteractive, depths: d.stats().levelQueueDepths }, { running: 2, interactive: 1, depths: [1, 0, 0, 0, 0] },
+    'the batch quantum and the interactive one run; the second batch quantum waits (it may not take the reserved slot)');
+  t.same(lanes, ['background', 'foreground']);
+  dash.open();
+  await pd;
+  await tick();
+  t.equal(d.stats().running, 1, 'the freed reserved slot stays free for interactive work');
+  b.open();
+  await pb;
+  await tick();
+  t.same(lanes, ['background', 'foreground', 'background']);
+  b2.open();
+  await pb2;
+});
+
+t.test('property: with a reserved interactive slot, no more than max_concurrent + slots run, never more than max_concurrent below High, and nothing that may start waits', async (t) => {
+  type Op = { kind: 'submit'; urgent: boolean; quanta: number } | { kind: 'finish'; pick: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ kind: fc.constant('submit' as const), urgent: fc.boolean(), quanta: fc.integer({ min: 1, max: 3 }) }),
+    fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(50) }),
+  );
+  await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 2 }), fc.array(op, { minLength: 1, maxLength: 60 }), async (max, slots, ops) => {
+    const d = new MlfqDispatcher(resolveWorkloadConfig({ mlfq: { max_concurrent: max, interactive_slots: slots, quantum_ms: 10 } }).mlfq);
+    const running: { urgent: boolean; done: () => void }[] = [];
+    const all: Promise<void>[] = [];
+    let n = 0;
+    const check = (): void => {
+      const urgent = running.filter((r) => r.urgent).length;
+      if (running.length > max + slots) throw new Error(`${running.length} running > ${max} + ${slots}`);
+      if (running.length - urgent > max) throw new Error(`${running.length - urgent} below High running > ${max}`);
+      const s = d.stats();
+      if (s.running !== running.length || s.runningInteractive !== urgent) throw new Error('stats disagree');
+      const free = freeSlots(running.length, urgent, max, slots);
+      const waiting = s.levelQueueDepths.reduce((a, b) => a + b, 0);
+      if (free.shared > 0 && waiting > 0) throw new Error('a shared slot is free while a quantum waits');
+    };
+    for (const o of ops) {
+      if (o.kind === 'submit') {
+        const id = `q${n++}`;
+        const priority = o.urgent ? PRIORITY.high : PRIORITY.low;
+        d.trackQuery(id, priority);
+        let left = o.quanta;
+        all.push(d.submitFragment(id, (q) => new Promise<QuantumResult>((resolve) => {
+          if (q.lane !== laneFor(priority)) throw new Error(`lane ${q.lane} for priority ${priority}`);
+          const me = { urgent: o.urgent, done: () => resolve({ cpuMs: 5, finished: --left === 0 }) };
+          running.push(me);
+        })));
+      } else if (running.length > 0) {
+        const [r] = running.splice(o.pick % running.length, 1);
+        r!.done();
+      }
+      await tick();
+      check();
+    }
+    // Drain: everything submitted finishes.
+    while (running.length > 0) {
+      running.shift()!.done();
+      await tick();
+      check();
+    }
+    await Promise.all(all);
+    return d.stats().running === 0;
+  }), { numRuns: 150 });
+  t.pass('slot limits held and the dispatcher stayed work-conserving');
 });

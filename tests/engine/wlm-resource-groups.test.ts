@@ -3,8 +3,9 @@ import fc from 'fast-check';
 import { resolveWorkloadConfig, type ResourceGroupSpec, type SchedulingPolicy } from '../../engine/wlm/config.js';
 import {
   chargeCpu, checkTreeInvariants, createTree, drainCpuQuota, effectiveConcurrencyLimit, finishQuery, isRunning, reloadTree,
-  resourceGroupRows, setQueryMemory, startQueuedQueries, submitQuery, type ResourceGroupTree,
+  rejectIfFull, resourceGroupRows, setQueryMemory, startQueuedQueries, submitQuery, type ResourceGroupTree,
 } from '../../engine/wlm/resource-groups.js';
+import { IndexedHeap } from '../../engine/wlm/heap.js';
 
 const tree = (root: ResourceGroupSpec): ResourceGroupTree => createTree(resolveWorkloadConfig({ resource_groups: { root } }).root);
 const submit = (tr: ResourceGroupTree, id: string, groupPath = 'root', priority = 2) => submitQuery(tr, { id, groupPath, priority });
@@ -158,7 +159,12 @@ t.test('property: no group runs more than its hard limit or queues more than its
         case 'submit': {
           const path = paths[o.group % paths.length]!;
           const before = resourceGroupRows(tr);
+          // The early check (before planning) decides as admission would, and changes nothing else.
+          const early = rejectIfFull(tr, path);
           const d = submitQuery(tr, { id: `q${n++}`, groupPath: path, priority: o.priority });
+          if ((early === null) !== (d.kind !== 'rejected') || (early !== null && d.kind === 'rejected' && early.group !== d.group)) {
+            throw new Error(`early check ${JSON.stringify(early)} disagrees with admission ${JSON.stringify(d)}`);
+          }
           if (d.kind === 'rejected') {
             const full = before.find((r) => r.path === `/${d.group.replaceAll('.', '/')}`)!;
             if (full.queued < full.maxQueuedQueries) throw new Error(`rejected while ${d.group} had room`);
@@ -261,4 +267,58 @@ t.test('property: nothing starves: once arrivals stop, every queued query starts
     for (const id of accepted) if (!ran.has(id)) throw new Error(`${id} never ran`);
   }), { numRuns: 300 });
   t.pass('every accepted query ran');
+});
+
+t.test('rejectIfFull: the early check before planning counts a rejection and changes nothing else', async (t) => {
+  const tr = tree({ subgroups: [{ name: 'tiny', hard_concurrency_limit: 1, max_queued_queries: 1 }] });
+  t.equal(rejectIfFull(tr, 'root.tiny'), null, 'room to run');
+  submit(tr, 'q1', 'root.tiny');
+  t.equal(rejectIfFull(tr, 'root.tiny'), null, 'room to queue');
+  submit(tr, 'q2', 'root.tiny');
+  t.same(rejectIfFull(tr, 'root.tiny'), { group: 'root.tiny', maxQueued: 1 });
+  t.equal(rejectIfFull(tr, 'root'), null, 'the root still has room');
+  const rows = resourceGroupRows(tr);
+  t.same(rows.map((r) => [r.path, r.running, r.queued, r.rejected]), [['/root', 1, 1, 0], ['/root/tiny', 1, 1, 1]]);
+  t.same(checkTreeInvariants(tr), []);
+  t.throws(() => rejectIfFull(tr, 'root.nope'), /no resource group root.nope/);
+});
+
+t.test('property: the indexed heap pops in order and removes any item in place (against a sorted model)', async (t) => {
+  type Item = { key: number; seq: number; heapIndex: number };
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('push' as const), key: fc.integer({ min: 0, max: 20 }) }),
+    fc.record({ kind: fc.constant('pop' as const) }),
+    fc.record({ kind: fc.constant('remove' as const), pick: fc.nat(100) }),
+  );
+  fc.assert(fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+    const less = (a: Item, b: Item) => (a.key !== b.key ? a.key < b.key : a.seq < b.seq);
+    const heap = new IndexedHeap<Item>(less);
+    let model: Item[] = [];
+    let seq = 0;
+    for (const o of ops) {
+      if (o.kind === 'push') {
+        const item = { key: o.key, seq: seq++, heapIndex: -1 };
+        heap.push(item);
+        model.push(item);
+      } else if (o.kind === 'pop') {
+        model.sort((a, b) => (less(a, b) ? -1 : 1));
+        const want = model.shift();
+        if (heap.pop() !== want) throw new Error('pop out of order');
+        if (want && want.heapIndex !== -1) throw new Error('a popped item still has a place');
+      } else if (model.length > 0) {
+        const item = model[o.pick % model.length]!;
+        model = model.filter((m) => m !== item);
+        if (!heap.remove(item)) throw new Error('remove missed an item the heap holds');
+        if (heap.remove(item)) throw new Error('removed twice');
+      }
+      if (heap.size !== model.length) throw new Error('size');
+      if (heap.peek() !== [...model].sort((a, b) => (less(a, b) ? -1 : 1))[0]) throw new Error('peek');
+      heap.values().forEach((it, i) => {
+        if (it.heapIndex !== i) throw new Error('stale heapIndex');
+        if (i > 0 && less(it, heap.values()[(i - 1) >> 1]!)) throw new Error('heap order');
+      });
+    }
+    return true;
+  }), { numRuns: 300 });
+  t.pass('pop order, removal and positions held');
 });
