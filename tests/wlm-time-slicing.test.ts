@@ -85,6 +85,11 @@ t.test('a long fragment runs in many quanta, stays exact, and charges CPU to its
 });
 
 t.test('on one worker a short query overtakes a long batch fragment', async (t) => {
+  // A parked fragment keeps its thread, so the short query runs on a second one: start it first
+  // (creating a DuckDB instance takes long on a busy machine; this test is about scheduling).
+  const warm = 'SELECT count(*) AS n FROM range(30000000) t(i) WHERE hash(i) % 5 <> 5';
+  await Promise.all([exec.execute(one(warm)), exec.execute(one(warm))]);
+  t.ok(exec.threads >= 2, `${exec.threads} worker threads ready`);
   const wlm = manager();
   const long = await admit(wlm);
   const order: string[] = [];
