@@ -375,7 +375,7 @@ async function main(): Promise<void> {
     inprocess_duckdb: {
       ...duckdb,
       load_average_at_end: loadavg().map((v) => round(v, 2)),
-      note: 'one DuckDB executor thread driven by runTask() in 5 ms quanta, TPC-H sf0.01 (batch over a 20x lineitem), no HTTP; the issue target p99 under load <= 1.5x idle applies to the HTTP live run (part 3): reported here, not judged',
+      note: 'one DuckDB executor thread driven by runTask() in 5 ms quanta (no reserved interactive slot: there is no second thread), TPC-H sf0.01 (batch over a 20x lineitem), no HTTP; the issue target p99 under load <= 1.5x idle applies to the HTTP live run (part 3): reported here, not judged',
     },
     live: 'interactiveUnderLoad' in live ? {
       ...live,
