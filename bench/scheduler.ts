@@ -347,7 +347,7 @@ async function main(): Promise<void> {
     ...('interactiveUnderLoad' in live ? {
       live_interactive_p99_under_load_over_idle: atMost(live.p99UnderLoadOverIdle.mlfq, 1.5),
       live_weighted_groups_ratio_relative_error: atMost(round(Math.abs(live.weightedGroups.ratio - live.weightedGroups.targetRatio) / live.weightedGroups.targetRatio, 3), 0.1),
-      live_admission_decision_p99_ms: atMost(live.admission.p99Ms, 1),
+      live_admission_decision_p99_ms: atMost(live.admission.p99BoundMs, 1),
       live_queue_full_rejection_p99_ms: atMost(live.queueFullRejection.p99Ms, 5),
     } : {}),
   };
@@ -375,14 +375,14 @@ async function main(): Promise<void> {
     inprocess_duckdb: {
       ...duckdb,
       load_average_at_end: loadavg().map((v) => round(v, 2)),
-      note: 'one DuckDB executor thread driven by runTask() in 5 ms quanta, TPC-H sf0.01 (batch over a 20x lineitem), no HTTP; the issue target p99 under load <= 1.5x idle applies to the HTTP live run (part 3): reported here, not judged',
+      note: 'one DuckDB executor thread driven by runTask() in 5 ms quanta (no reserved interactive slot: there is no second thread), TPC-H sf0.01 (batch over a 20x lineitem), no HTTP; the issue target p99 under load <= 1.5x idle applies to the HTTP live run (part 3): reported here, not judged',
     },
     live: 'interactiveUnderLoad' in live ? {
       ...live,
       load_average_at_end: loadavg().map((v) => round(v, 2)),
-      note: 'real server on 127.0.0.1 (PGlite store, 2 DuckDB workers, one reserved interactive slot, batch on background-lane threads at nice 10), fetch with keep-alive; idle and loaded segments alternate; FIFO = same server without time slicing, one level, no High precedence, no reserved slot, one lane; admission timed inside the server around WorkloadManager.admit and rejectEarly; queue-full rejection of TPC-H Q6 end to end; wall clock on a shared 2-core machine (load averages at start and end beside): noisy',
+      note: 'real server on 127.0.0.1 (PGlite store, 2 DuckDB workers, one reserved interactive slot, batch on background-lane threads at nice 10), fetch with keep-alive; idle and loaded segments alternate; FIFO = same server without time slicing, one level, no High precedence, no reserved slot, one lane; admission timed inside the server around WorkloadManager.admit and rejectEarly (judged on the sum of their p99s); queue-full rejection of TPC-H Q6 end to end; wall clock on a shared 2-core machine (load averages at start and end beside): noisy',
     } : live,
-  }, targets, `short-query mean slowdown MLFQ ${mlfqShort} vs FIFO ${fifoShort} (${slowdownRatio}x); level shares ${shares.map((s) => (100 * s).toFixed(1)).join('/')}% (worst ±${(100 * worstDeviation).toFixed(1)}%); admit p99 ${admission.p99Ms} ms; DuckDB interactive p99 idle ${duckdb.interactiveAlone.p99Ms} ms, under load MLFQ ${duckdb.interactiveUnderLoad.mlfq.p99Ms} ms vs FIFO ${duckdb.interactiveUnderLoad.fifo.p99Ms} ms; weighted 3:1 → ${duckdb.weightedGroups.ratio}${'interactiveUnderLoad' in live ? `; HTTP: Q6 p99 idle ${live.interactiveAlone.mlfq.p99Ms} ms, under load MLFQ ${live.interactiveUnderLoad.mlfq.p99Ms} ms vs FIFO ${live.interactiveUnderLoad.fifo.p99Ms} ms; weighted → ${live.weightedGroups.ratio}; admit p99 ${live.admission.p99Ms} ms; 429 p99 ${live.queueFullRejection.p99Ms} ms` : ''}`);
+  }, targets, `short-query mean slowdown MLFQ ${mlfqShort} vs FIFO ${fifoShort} (${slowdownRatio}x); level shares ${shares.map((s) => (100 * s).toFixed(1)).join('/')}% (worst ±${(100 * worstDeviation).toFixed(1)}%); admit p99 ${admission.p99Ms} ms; DuckDB interactive p99 idle ${duckdb.interactiveAlone.p99Ms} ms, under load MLFQ ${duckdb.interactiveUnderLoad.mlfq.p99Ms} ms vs FIFO ${duckdb.interactiveUnderLoad.fifo.p99Ms} ms; weighted 3:1 → ${duckdb.weightedGroups.ratio}${'interactiveUnderLoad' in live ? `; HTTP: Q6 p99 idle ${live.interactiveAlone.mlfq.p99Ms} ms, under load MLFQ ${live.interactiveUnderLoad.mlfq.p99Ms} ms vs FIFO ${live.interactiveUnderLoad.fifo.p99Ms} ms; weighted → ${live.weightedGroups.ratio}; admit p99 ${live.admission.admit.p99Ms} ms + rejectEarly p99 ${live.admission.rejectEarly.p99Ms} ms; 429 p99 ${live.queueFullRejection.p99Ms} ms` : ''}`);
 }
 
 await main();

@@ -145,7 +145,8 @@ export async function inProcessLive(): Promise<InProcessLiveResult> {
     batchQueryMs[['q01', 'q03', 'q09', 'q18'][i]!] = r2(performance.now() - t0);
   }
 
-  const config = (spec: WorkloadConfigSpec = {}) => resolveWorkloadConfig({ mlfq: { max_concurrent: 1, quantum_ms: 5 }, ...spec });
+  // One executor thread: no reserved interactive slot (it would be a second thread), the MLFQ alone.
+  const config = (spec: WorkloadConfigSpec = {}) => resolveWorkloadConfig({ mlfq: { max_concurrent: 1, quantum_ms: 5, interactive_slots: 0 }, ...spec });
   let n = 0;
   const request = (over: Partial<AdmissionRequest>): AdmissionRequest => ({
     queryId: `q${n++}`, tenant: 't', user: 'u', source: null, resourcePool: null, queryType: 'select', workloadClass: 'interactive',
@@ -197,7 +198,7 @@ export async function inProcessLive(): Promise<InProcessLiveResult> {
   // four MLFQ slots for four admitted queries: the share is decided by the groups, not the queue
   const wlm = new WorkloadManager({
     config: config({
-      mlfq: { max_concurrent: 4, quantum_ms: 5 },
+      mlfq: { max_concurrent: 4, quantum_ms: 5, interactive_slots: 0 },
       resource_groups: { root: { hard_concurrency_limit: 4, scheduling_policy: 'weighted', subgroups: [{ name: 'a', scheduling_weight: weights[0] }, { name: 'b', scheduling_weight: weights[1] }] } },
       routing_rules: [{ match_source: 'a', target_group: 'root.a' }, { match_source: 'b', target_group: 'root.b' }],
     }),
