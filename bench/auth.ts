@@ -110,7 +110,11 @@ async function main(): Promise<void> {
     const config = validateConfig({
       ...DEFAULT_CONFIG, logging: { level: 'silent' },
       auth: { ...DEFAULT_CONFIG.auth, rate_limit: { window_seconds: 60, max_failures_per_client: 1000, max_failures_per_address: 1000 } },
-      principals: { ...DEFAULT_CONFIG.principals, background_jobs: false },
+      principals: {
+        ...DEFAULT_CONFIG.principals, background_jobs: false,
+        // FLOE_BENCH_HASHING=in_process measures the old placement (libuv's pool) for comparison.
+        password_hashing: { ...DEFAULT_CONFIG.principals.password_hashing, ...(process.env.FLOE_BENCH_HASHING === 'in_process' ? { isolation: 'in_process' as const } : {}) },
+      },
       webhooks: { ...DEFAULT_CONFIG.webhooks, allow_private_targets: true, batch_size: 200, ca_file: join(dir, 'cert.pem') },
     });
     const state = await openState(config, { store, keyReloadIntervalMs: 0, bootstrapClientId: CLIENT_ID, bootstrapClientSecret: CLIENT_SECRET });
@@ -203,6 +207,7 @@ async function main(): Promise<void> {
       loop.reset();
       const signInBody = JSON.stringify({ username: 'bencher', password });
       let signInsDone = false;
+      const signInStart = performance.now();
       // Three rounds of 50 concurrent sign-ins, one after another, for as many busy samples as idle ones.
       const signIns = (async () => {
         const all: number[] = [];
@@ -218,6 +223,7 @@ async function main(): Promise<void> {
         busyStore.push(await timed(storeSelect));
       }
       const statuses = await signIns;
+      const signInsPerSecond = statuses.length / ((performance.now() - signInStart) / 1000);
       const busyLoopP99 = loop.percentile(99) / 1e6;
       loop.disable();
       if (statuses.some((s) => s !== 200)) throw new Error(`sign-ins failed: ${statuses.filter((s) => s !== 200).length}`);
@@ -239,7 +245,10 @@ async function main(): Promise<void> {
         query_select1_samples_during_sign_ins: busyQuery.length,
         store_select1_p99_idle_ms: p99(idleStore),
         store_select1_p99_during_50_sign_ins_ms: p99(busyStore),
+        sign_ins_per_second_during_queries: signInsPerSecond,
+        password_hashing: state.principals.passwords.mode.kind,
         password_hash_concurrency: state.principals.passwords.maxConcurrent,
+        password_hash_niceness: config.principals.password_hashing.isolation === 'processes' ? config.principals.password_hashing.niceness : null,
         event_loop_delay_p99_idle_ms: idleLoopP99,
         event_loop_delay_p99_during_sign_ins_ms: busyLoopP99,
         concurrency: CONCURRENCY,
@@ -249,7 +258,7 @@ async function main(): Promise<void> {
         pat_exchanges_per_second: atLeast(patPerSecond, 1500),
         webhook_deliveries_per_second: atLeast(webhookPerSecond, 200),
         query_select1_p99_ratio: atMost(busyP99 / idleP99, 1.2),
-      }, `PAT ${Math.round(patPerSecond)}/s (client_credentials ${Math.round(ccPerSecond)}/s), webhooks ${Math.round(webhookPerSecond)}/s (bare ${Math.round(barePerSecond)}/s), /api/query SELECT 1 p99 ${idleP99.toFixed(2)} → ${busyP99.toFixed(2)} ms under 50 sign-ins`);
+      }, `PAT ${Math.round(patPerSecond)}/s (client_credentials ${Math.round(ccPerSecond)}/s), webhooks ${Math.round(webhookPerSecond)}/s (bare ${Math.round(barePerSecond)}/s), /api/query SELECT 1 p99 ${idleP99.toFixed(2)} → ${busyP99.toFixed(2)} ms under 50 sign-ins (${state.principals.passwords.mode.kind}, ${signInsPerSecond.toFixed(1)} sign-ins/s)`);
     } finally {
       await http.close();
       await app.close();
