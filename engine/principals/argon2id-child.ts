@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
-import { runArgon2idJob, type Argon2idJob } from './argon2id.js';
+import type { Argon2idJob } from './argon2id.js';
 
 /** A request from the pool. */
 export interface ChildRequest {
@@ -65,6 +65,8 @@ function send(reply: ChildReply): void {
 const requested = Number(process.argv[2] ?? 0);
 const niceness = lowerPriority(Number.isInteger(requested) && requested >= 0 && requested <= 19 ? requested : 0);
 const idlePolicy = process.argv[3] === 'idle' && useIdlePolicy();
+// Loaded only now, so that loading the binding already runs at the lowered priority.
+const { runArgon2idJob } = await import('./argon2id.js');
 
 process.on('message', (message: ChildRequest) => {
   runArgon2idJob(message.job).then(
@@ -72,6 +74,8 @@ process.on('message', (message: ChildRequest) => {
     () => send({ kind: 'failed', id: message.id }),
   );
 });
+// Ctrl-C reaches the whole process group: the server's shutdown ends its children itself.
+process.on('SIGINT', () => undefined);
 // The parent closed the channel (it closed the pool, or it died): nothing more will come.
 process.on('disconnect', () => process.exit(0));
 send({ kind: 'ready', niceness, idlePolicy });

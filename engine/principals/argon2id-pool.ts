@@ -1,15 +1,17 @@
 /**
  * Argon2id in child processes of lowered priority. One hash keeps a core busy for ~0.1-0.3 s; on
  * libuv's thread pool it competes with query execution (the event loop, the DuckDB workers) as an
- * equal. In a child at niceness 19 the kernel gives a query thread that wakes up nearly all of a
- * core (CFS weight 1024 against 15), so sign-in bursts use the CPU that queries leave idle.
+ * equal. A child runs at niceness 19 (CFS weight 15 against a query thread's 1024) and, with
+ * `idlePolicy`, under SCHED_IDLE, where a waking query thread preempts it at once: sign-in bursts
+ * use the CPU that queries leave idle, and wait while queries keep every core busy.
  *
  * The pool holds at most `size` children, each running one job at a time (the caller, the
  * PasswordHasher gate, keeps at most `size` jobs in flight). Children start on first use and stay.
  * - A child that dies mid-job is replaced and the job runs once more on a fresh child (hashing and
  *   verifying are idempotent); a second death fails the call with SERVICE_UNAVAILABLE.
- * - A child that cannot start (fork refused, binding missing, no `ready`) switches the pool to
- *   in-process hashing for good: slower for queries, never unavailable.
+ * - A child that cannot start (fork refused, binding missing: it exits or errs before `ready`)
+ *   switches the pool to in-process hashing for good: slower for queries, never unavailable. A
+ *   child that starts slowly (its CPU taken by queries) is waited for, not given up on.
  * - `close()` ends every child and waits for their exit; idle children hold no reference on the
  *   event loop, and a child exits by itself when its parent dies (the IPC channel closes).
  */
@@ -19,8 +21,6 @@ import { runArgon2idJob, type Argon2idJob } from './argon2id.js';
 import type { ChildReply, ChildRequest } from './argon2id-child.js';
 
 const CHILD_MODULE = new URL('./argon2id-child.js', import.meta.url);
-/** A child that has not said `ready` by then is taken as unable to start (slow under full load: generous). */
-const START_TIMEOUT_MS = 30_000;
 /** After SIGTERM, how long `close()` waits before SIGKILL. */
 const EXIT_TIMEOUT_MS = 5_000;
 /** Runs of a job: the first, and one more on a fresh child if its child died. */
@@ -127,7 +127,7 @@ export class Argon2idProcessPool {
     let proc: ChildProcess;
     try {
       proc = fork(this.childModule, [String(this.niceness), this.idlePolicy ? 'idle' : 'normal'], {
-        // No inherited flags (a test runner's loaders) and no environment: the child needs neither.
+        // No inherited flags (a test runner's loaders) and no environment but PATH (to find chrt).
         execArgv: [], env: { UV_THREADPOOL_SIZE: '1', ...(process.env.PATH ? { PATH: process.env.PATH } : {}) },
         // Nothing of the child reaches the server's output: a job's password must never be printed.
         stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'json',
@@ -150,7 +150,6 @@ export class Argon2idProcessPool {
     const markDead = (): void => {
       if (child.dead) return;
       child.dead = true;
-      clearTimeout(startTimer);
       const i = this.children.indexOf(child);
       if (i >= 0) this.children.splice(i, 1);
       rejectReady(new Error('the hashing process is gone'));
@@ -163,11 +162,6 @@ export class Argon2idProcessPool {
       markDead();
     };
     ready.catch(() => undefined);
-    const startTimer = setTimeout(() => {
-      failStart(`a hashing process did not start within ${START_TIMEOUT_MS} ms`);
-      proc.kill('SIGKILL');
-    }, START_TIMEOUT_MS);
-    startTimer.unref();
     proc.once('exit', (code, signal) => {
       failStart(`a hashing process exited before it was ready (${signal ?? `code ${code}`})`);
       onExit();
@@ -182,7 +176,6 @@ export class Argon2idProcessPool {
       switch (reply.kind) {
         case 'ready':
           started = true;
-          clearTimeout(startTimer);
           onReady();
           if (child.running === undefined) this.hold(child, false);
           return;

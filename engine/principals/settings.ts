@@ -36,7 +36,7 @@ export interface PrincipalsConfig {
 export interface PasswordHashingConfig {
   /** `processes`: child processes at `niceness`, which yield the CPU to queries; `in_process`: libuv's pool. */
   readonly isolation: 'processes' | 'in_process';
-  /** Computations at once (children); 0: one per core with processes, cores − 1 in process (at least 1). */
+  /** Computations at once (children); 0: one less than the cores (at least 1). */
   readonly workers: number;
   /** Nice value of the children: 19 (the lowest priority) runs them on CPU that queries leave idle. */
   readonly niceness: number;
