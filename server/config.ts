@@ -184,7 +184,16 @@ export const CONFIG_SCHEMA = {
         audit_retention_days: positive,
         totp_issuer: { type: 'string', minLength: 1 },
         background_jobs: { type: 'boolean' },
-        password_hash_concurrency: { type: 'integer', minimum: 0, maximum: 64 },
+        password_hashing: {
+          type: 'object', additionalProperties: false,
+          properties: {
+            isolation: { enum: ['processes', 'in_process'] },
+            workers: { type: 'integer', minimum: 0, maximum: 64 },
+            niceness: { type: 'integer', minimum: 0, maximum: 19 },
+            idle_policy: { type: 'boolean' },
+            max_queued: { type: 'integer', minimum: 0, maximum: 100000 },
+          },
+        },
       },
     },
     webhooks: {

@@ -145,7 +145,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
     });
     const secrets = await openSecretBox(store, config.principals.encryption_key);
-    const passwords = new PasswordHasher(config.principals.password_hash_concurrency);
+    const hashing = config.principals.password_hashing;
+    const passwords = new PasswordHasher({ isolation: hashing.isolation, workers: hashing.workers, niceness: hashing.niceness, idlePolicy: hashing.idle_policy, maxQueued: hashing.max_queued });
     const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets, passwords });
     const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
@@ -191,6 +192,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         maintenance.stop();
         await webhookWorker.stop();
         authStates.close();
+        await passwords.close();
         await store.close();
       },
     };

@@ -29,8 +29,21 @@ export interface PrincipalsConfig {
   readonly totp_issuer: string;
   /** Run the webhook worker and the maintenance timers in this process. */
   readonly background_jobs: boolean;
-  /** Argon2id computations at once; 0: one less than the cores (so sign-ins never take every core). */
-  readonly password_hash_concurrency: number;
+  /** Where and how many Argon2id computations run (docs/principals.md, Passwords). */
+  readonly password_hashing: PasswordHashingConfig;
+}
+
+export interface PasswordHashingConfig {
+  /** `processes`: child processes at `niceness`, which yield the CPU to queries; `in_process`: libuv's pool. */
+  readonly isolation: 'processes' | 'in_process';
+  /** Computations at once (children); 0: one less than the cores (at least 1). */
+  readonly workers: number;
+  /** Nice value of the children: 19 (the lowest priority) runs them on CPU that queries leave idle. */
+  readonly niceness: number;
+  /** Also SCHED_IDLE (Linux): a waking query thread preempts hashing at once. */
+  readonly idle_policy: boolean;
+  /** Calls waiting beyond which a sign-in or password change is refused at once (503). */
+  readonly max_queued: number;
 }
 
 export interface WebhooksConfig {
@@ -55,7 +68,7 @@ export const DEFAULT_PRINCIPALS_CONFIG: PrincipalsConfig = {
   audit_retention_days: 2557,
   totp_issuer: 'Floe',
   background_jobs: true,
-  password_hash_concurrency: 0,
+  password_hashing: { isolation: 'processes', workers: 0, niceness: 19, idle_policy: true, max_queued: 256 },
 };
 
 export const DEFAULT_WEBHOOKS_CONFIG: WebhooksConfig = {

@@ -7,7 +7,8 @@
  * 401 NOT_AUTHENTICATED with one message for every refusal (unknown user, wrong password or
  * code, SUSPENDED, INVITED, DEACTIVATED, LOCKED): no enumeration. 401 MFA_REQUIRED only after a
  * correct password when the account has an authenticator and no code was sent. 429 when the
- * address has failed too often (the token endpoint's per-address limiter).
+ * address has failed too often (the token endpoint's per-address limiter). 503 SERVICE_UNAVAILABLE
+ * (Retry-After) when too many password checks already wait (`principals.password_hashing.max_queued`).
  *
  * Restricted tokens: MUST_CHANGE_PASSWORD gives scope "sql restricted:change_password" (only
  * ALTER USER SELF SET PASSWORD); an administrator (or, under a tenant policy requiring MFA, any
@@ -20,7 +21,7 @@ import { ALL_SCOPES, type Scope } from '../../engine/principals/scopes.js';
 import { RESTRICTION_SCOPE_PREFIX } from '../../engine/principals/settings.js';
 import { signIn } from '../../engine/principals/sign-in.js';
 import { DEFAULT_TENANT } from '../../engine/principals/bootstrap.js';
-import { ERRORS } from '../../grammar/errors.js';
+import { ERRORS, isFloeError } from '../../grammar/errors.js';
 import { unreachable } from '../../grammar/ir.js';
 import type { FloeState } from '../state.js';
 import { sendWireError } from '../wire-errors.js';
@@ -63,7 +64,15 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
       reply.header('retry-after', String(wait));
       return sendWireError(reply, 'api', { status: 429, apiCode: 'NOT_AUTHENTICATED', message: `too many failed sign-ins from this address; retry in ${wait} s` });
     }
-    const outcome = await signIn(state.store, state.clock, state.config.principals, state.principals.secrets, state.principals.passwords, { tenantId, username, password, totp });
+    let outcome;
+    try {
+      outcome = await signIn(state.store, state.clock, state.config.principals, state.principals.secrets, state.principals.passwords, { tenantId, username, password, totp });
+    } catch (e) {
+      // The password gate is full or shutting down (SERVICE_UNAVAILABLE): a 503 to retry, not a 500.
+      if (!isFloeError(e)) throw e;
+      if (e.httpStatus === 503) reply.header('retry-after', '1');
+      return sendWireError(reply, 'api', { status: e.httpStatus, apiCode: e.code, message: e.message });
+    }
     switch (outcome.kind) {
       case 'refused':
         state.failuresByAddress.recordFailure(addressKey);

@@ -46,7 +46,9 @@ export async function startTestServer(store: MetaStore, options: TestServerOptio
     },
     async close() {
       await app.close();
+      // A kept store outlives the server, its password-hashing children do not.
       if (!options.keepStore) await state.close();
+      else await state.principals.passwords.close();
     },
   };
 }

@@ -231,7 +231,7 @@ t.test('at-least-once across a SIGKILL of the delivering process (PostgreSQL)', 
     const clock = { now: () => Date.now() };
     const webhooks = { ...DEFAULT_WEBHOOKS_CONFIG, allow_private_targets: true };
     const actor = JSON.parse(process.env.ACTOR);
-    await executePrincipalStatement({ store, clock, tenantId: 'default', actor, config: DEFAULT_PRINCIPALS_CONFIG, webhooks, secrets, passwords: new PasswordHasher(1) },
+    await executePrincipalStatement({ store, clock, tenantId: 'default', actor, config: DEFAULT_PRINCIPALS_CONFIG, webhooks, secrets, passwords: new PasswordHasher({ workers: 1 }) },
       new Parser().parse("CREATE USER victor EMAIL='victor@example.com'"));
     process.stdout.write('committed\\n');
     await new WebhookWorker({ store, clock, config: webhooks, secrets, ca: readFileSync(process.env.CA_FILE, 'utf8') }).runOnce();
