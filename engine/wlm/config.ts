@@ -169,7 +169,7 @@ export const MLFQ_DEFAULTS: Required<MlfqSpec> = {
   level_contribution_cap_ms: 30_000,
   quantum_ms: 1_000,
   interactive_slots: 1,
-  background_niceness: 10,
+  background_niceness: 19,
 };
 
 /**

@@ -25,6 +25,7 @@ t.test('defaults: one root group with the spec values, the class table, the MLFQ
   t.same(c.classes.batch, { priority: PRIORITY.low, timeoutMs: 600_000, memoryCapBytes: 8 * 1024 ** 3 });
   t.same(c.mlfq.levelThresholdsSeconds, [0, 1, 10, 60, 300]);
   t.equal(c.mlfq.levelTimeMultiplier, 2);
+  t.same([c.mlfq.interactiveSlots, c.mlfq.backgroundNiceness], [1, 19], 'one reserved interactive slot; background lane at nice 19');
   t.equal(c.cpuQuotaPeriodMs, 60_000);
   t.equal(CLASS_DEFAULTS.interactive.timeout_ms, 30_000);
 });
@@ -100,6 +101,11 @@ t.test('the server configuration carries the workload section: schema errors and
     { name: 'ConfigError', message: /workload\.routing_rules\[0\]\.target_group "root\.missing" is not a resource group/ });
   t.throws(() => loadConfig({ env: {}, file: yamlFile('workload:\n  resource_groups:\n    root:\n      subgroups:\n        - name: a\n        - name: a\n') }), /duplicates/);
   t.equal(loadConfig({ env: { FLOE__WORKLOAD__MLFQ__MAX_CONCURRENT: '8' } }).workload.mlfq?.max_concurrent, 8, 'environment override');
+  t.throws(() => loadConfig({ env: {}, file: yamlFile('workload:\n  mlfq:\n    background_niceness: 20\n') }), /workload\.mlfq\.background_niceness: must be <= 19/);
+  t.throws(() => loadConfig({ env: {}, file: yamlFile('workload:\n  mlfq:\n    interactive_slots: -1\n') }), /workload\.mlfq\.interactive_slots: must be >= 0/);
+  const lanes = resolveWorkloadConfig(loadConfig({ env: {}, file: yamlFile('workload:\n  mlfq:\n    interactive_slots: 0\n    background_niceness: 0\n') }).workload);
+  t.same([lanes.mlfq.interactiveSlots, lanes.mlfq.backgroundNiceness], [0, 0], 'both can be turned off');
+  t.throws(() => resolveWorkloadConfig({ mlfq: { background_niceness: 25 } }), /workload\.mlfq\.background_niceness must be an integer from 0 to 19/, 'checked without the schema too');
 });
 
 t.test('routing: top to bottom, first match wins, each field, else root', async (t) => {
