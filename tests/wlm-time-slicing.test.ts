@@ -35,7 +35,8 @@ const LONG_SUM = String((BigInt(N) * BigInt(N - 1)) / 2n);
 
 let seq = 0;
 function manager(spec: WorkloadConfigSpec = {}): WorkloadManager {
-  return new WorkloadManager({ config: resolveWorkloadConfig({ mlfq: { max_concurrent: 1, quantum_ms: 20 }, ...spec }), clock: systemClock() });
+  // Time slicing alone: no slot reserved to interactive work (tests/wlm-interactive-lane.test.ts).
+  return new WorkloadManager({ config: resolveWorkloadConfig({ mlfq: { max_concurrent: 1, quantum_ms: 20, interactive_slots: 0 }, ...spec }), clock: systemClock() });
 }
 
 async function admit(wlm: WorkloadManager, workloadClass: 'interactive' | 'batch' = 'batch'): Promise<QueryLease> {
