@@ -15,6 +15,7 @@
  * replica can answer any request.
  */
 import { randomUUID } from 'node:crypto';
+import { QueryIds } from './query-id.js';
 import { FloeError, floeError, isFloeError, type ErrorCode } from '../../grammar/errors.js';
 import type { ParseResult, Parser } from '../../grammar/parser.js';
 import { queryType } from '../../grammar/analysis.js';
@@ -154,6 +155,8 @@ export const SESSION_SETTINGS: ReadonlyMap<string, (v: string) => string | undef
 ]);
 
 export class QueryService {
+  readonly #ids = new QueryIds();
+
   constructor(private readonly o: QueryServiceOptions) {}
 
   private parse(sql: string): ParseResult | Promise<ParseResult> {
@@ -163,7 +166,7 @@ export class QueryService {
   /** Parses, records and runs one statement. Throws `FloeError` (with `queryId` set) on failure. */
   async execute(principal: QueryPrincipal, request: QueryRequest): Promise<QueryAnswer> {
     const started = this.o.clock.now();
-    const queryId = randomUUID();
+    const queryId = this.#ids.next();
     const parsed = await this.parse(request.sql);
     const lifecycle = this.o.history.begin({
       queryId, tenantId: principal.tenantId, userId: principal.principalId, userName: principal.name,
@@ -220,7 +223,7 @@ export class QueryService {
     if (!runner) throw floeError('UNSUPPORTED_STATEMENT', { what: 'REDEEM INVITATION (principal management is not configured)' });
     const started = this.o.clock.now();
     const result = await runner(parsed.statement);
-    const queryId = randomUUID();
+    const queryId = this.#ids.next();
     if (result.recordAs) {
       const lifecycle = this.o.history.begin({
         queryId, tenantId: result.recordAs.tenantId, userId: result.recordAs.principalId, userName: result.recordAs.name,
