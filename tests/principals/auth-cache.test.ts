@@ -65,7 +65,10 @@ t.test('changes made through the store are seen by the next read', async (t) => 
     await store.query(`UPDATE principals SET status = 'DEACTIVATED' WHERE id = $1`, [p.id]);
     t.equal((await cache.clientPrincipal(rotated.clientId))?.principal.status, 'DEACTIVATED', "a principal's change reaches its clients");
 
-    await cache.principal(TENANT, p.id);
+    // Let the listening connection's late copies of the announcements above arrive (PostgreSQL),
+    // then keep the entry; an announcement by the update below would come before it resolves.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await until('kept again', async () => (await cache.principal(TENANT, p.id)) !== undefined && cache.size.principals === 1);
     await store.query('UPDATE principals SET login_failures = login_failures + 1 WHERE id = $1', [p.id]);
     t.equal(cache.size.principals, 1, 'columns authentication does not read announce nothing');
   });
