@@ -160,31 +160,84 @@ function fromWireError(e: WireError): FloeError {
   return new FloeError(e.code as ErrorCode, e.params as never);
 }
 
-/** Wires an abort signal and a timeout to an interrupt cell; returns a disposer. */
-function interruptCell(options: { readonly timeoutMs?: number; readonly signal?: AbortSignal }): {
+/** A query's interrupt cell: shared with its workers, set once by a cancel, a failure or the deadline. */
+interface InterruptCell {
   readonly cell: Int32Array;
   readonly deadlineMs: number | undefined;
-  readonly dispose: () => void;
-  readonly reason: () => number;
-} {
+  /** Sets the cell (the first reason wins) and wakes a worker waiting on it. */
+  interrupt(reason: number): void;
+  /** Calls `listener` once when the cell is set (at once if it is); returns a remover. */
+  onInterrupt(listener: () => void): () => void;
+  dispose(): void;
+  reason(): number;
+}
+
+/** Wires an abort signal and a timeout to an interrupt cell. */
+function interruptCell(options: { readonly timeoutMs?: number; readonly signal?: AbortSignal }): InterruptCell {
   const cell = new Int32Array(new SharedArrayBuffer(4));
-  const set = (v: number): void => {
-    if (Atomics.compareExchange(cell, 0, INTERRUPT_NONE, v) === INTERRUPT_NONE) Atomics.notify(cell, 0);
+  const listeners = new Set<() => void>();
+  const interrupt = (v: number): void => {
+    if (Atomics.compareExchange(cell, 0, INTERRUPT_NONE, v) !== INTERRUPT_NONE) return;
+    Atomics.notify(cell, 0);
+    for (const l of listeners) l();
+    listeners.clear();
   };
   const deadlineMs = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
-  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => set(INTERRUPT_TIMEOUT), options.timeoutMs);
-  const onAbort = (): void => set(INTERRUPT_CANCEL);
-  if (options.signal?.aborted === true) set(INTERRUPT_CANCEL);
+  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => interrupt(INTERRUPT_TIMEOUT), options.timeoutMs);
+  const onAbort = (): void => interrupt(INTERRUPT_CANCEL);
+  if (options.signal?.aborted === true) interrupt(INTERRUPT_CANCEL);
   options.signal?.addEventListener('abort', onAbort, { once: true });
   return {
     cell,
     deadlineMs,
+    interrupt,
+    onInterrupt: (listener) => {
+      if (Atomics.load(cell, 0) !== INTERRUPT_NONE) {
+        listener();
+        return () => undefined;
+      }
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     reason: () => Atomics.load(cell, 0),
     dispose: () => {
       if (timer !== undefined) clearTimeout(timer);
+      listeners.clear();
       options.signal?.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/**
+ * The abort handle piscina gets with each task (its event-emitter form): an `AbortController` with
+ * its `EventTarget` costs more than the rest of a small query's dispatch, and is almost never used.
+ */
+class TaskAbort {
+  aborted = false;
+  reason: unknown = undefined;
+  private listener: (() => void) | undefined;
+
+  once(_event: 'abort', listener: () => void): void {
+    this.listener = listener;
+  }
+
+  off(_event: 'abort', listener: () => void): void {
+    if (this.listener === listener) this.listener = undefined;
+  }
+
+  /** What piscina calls (its typings name `off`). */
+  removeListener(event: 'abort', listener: () => void): void {
+    this.off(event, listener);
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const l = this.listener;
+    this.listener = undefined;
+    l?.();
+  }
 }
 
 /** The error for an interrupt the executor itself observed (a task never reached a worker, or a worker hung). */
@@ -229,23 +282,21 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const pool = lanePool(baseConfig, workers + interactiveSlots + maxParked);
   const background = niceness > 0 ? lanePool({ ...baseConfig, niceness }, workers + maxParked) : pool;
 
-  async function runTask(task: WorkerTask, cell: ReturnType<typeof interruptCell>, timeoutMs: number | undefined, transferList?: readonly MessagePort[], lane: ExecutorLane = 'foreground'): Promise<WorkerReply> {
-    const abort = new AbortController();
-    // A worker that has not answered `grace` ms after the query was interrupted (cancel or deadline)
-    // is stuck inside one DuckDB task: abort its task, and piscina replaces the thread.
+  async function runTask(task: WorkerTask, cell: InterruptCell, timeoutMs: number | undefined, transferList?: readonly MessagePort[], lane: ExecutorLane = 'foreground'): Promise<WorkerReply> {
+    const abort = new TaskAbort();
+    // A worker that has not answered `grace` ms after the query was interrupted (cancel, failure
+    // or deadline) is stuck inside one DuckDB task: abort its task, and piscina replaces the thread.
     let scheduled: NodeJS.Timeout | undefined;
-    const watchdog = setInterval(() => {
-      if (scheduled === undefined && (cell.reason() !== INTERRUPT_NONE || (cell.deadlineMs !== undefined && Date.now() >= cell.deadlineMs))) {
-        scheduled = setTimeout(() => abort.abort(), grace);
-      }
-    }, 100);
+    const stopWatching = cell.onInterrupt(() => {
+      scheduled = setTimeout(() => abort.abort(new Error('the worker did not stop after an interrupt')), grace);
+    });
     try {
-      return (await (lane === 'background' ? background : pool).run(task, { signal: abort.signal, ...(transferList ? { transferList: transferList as never } : {}) })) as WorkerReply;
+      return (await (lane === 'background' ? background : pool).run(task, { signal: abort, ...(transferList ? { transferList: transferList as never } : {}) })) as WorkerReply;
     } catch (e) {
-      if (abort.signal.aborted) throw interruptError(cell.reason() === INTERRUPT_NONE ? INTERRUPT_TIMEOUT : cell.reason(), timeoutMs);
+      if (abort.aborted) throw interruptError(cell.reason() === INTERRUPT_NONE ? INTERRUPT_TIMEOUT : cell.reason(), timeoutMs);
       throw e;
     } finally {
-      clearInterval(watchdog);
+      stopWatching();
       if (scheduled !== undefined) clearTimeout(scheduled);
     }
   }
@@ -256,7 +307,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
    * the last one with the rest. If the scheduler gives up (cancel while waiting), the worker is
    * woken to see the interrupt and its reply is awaited, so the thread and spill files are free.
    */
-  async function runScheduled(task: WorkerTask, cell: ReturnType<typeof interruptCell>, timeoutMs: number | undefined, schedule: FragmentScheduler): Promise<WorkerReply> {
+  async function runScheduled(task: WorkerTask, cell: InterruptCell, timeoutMs: number | undefined, schedule: FragmentScheduler): Promise<WorkerReply> {
     const channel = new MessageChannel();
     const events: (SliceYield | { readonly kind: 'done' })[] = [];
     let notify: (() => void) | undefined;
@@ -299,7 +350,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     } catch (e) {
       if (started !== undefined && reply === undefined && failure === undefined) {
         // Parked, or between quanta: make it stop and wait until it has.
-        Atomics.compareExchange(cell.cell, 0, INTERRUPT_NONE, INTERRUPT_CANCEL);
+        cell.interrupt(INTERRUPT_CANCEL);
         channel.port1.postMessage({ kind: 'wake' } satisfies SliceCommand);
         await started.catch(() => undefined);
       }
@@ -369,7 +420,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
             reply = opts.schedule === undefined ? await runTask(task, cell, opts.timeoutMs) : await runScheduled(task, cell, opts.timeoutMs, opts.schedule);
           } catch (e) {
             firstFailure ??= e instanceof FloeError ? e : floeError('INTERNAL_ERROR', { reference: queryId.slice(0, 8) });
-            Atomics.compareExchange(cell.cell, 0, INTERRUPT_NONE, INTERRUPT_CANCEL);
+            cell.interrupt(INTERRUPT_CANCEL);
             return undefined;
           }
           perFragment.push(reply.metrics);
@@ -381,7 +432,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
           if (!reply.ok) {
             firstFailure ??= fromWireError(reply.error);
             // One failure stops the other fragments of the query.
-            Atomics.compareExchange(cell.cell, 0, INTERRUPT_NONE, INTERRUPT_CANCEL);
+            cell.interrupt(INTERRUPT_CANCEL);
           }
           return reply;
         })();

@@ -5,11 +5,16 @@
  * queued in the same millisecond came back in either order; these keep submission order within
  * a process, and stay unguessable.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
+
+/** Random bytes are drawn this many ids at a time: one call to the generator per 256 ids, not per id. */
+const IDS_PER_DRAW = 256;
 
 export class QueryIds {
   #lastMs = -1;
   #counter = 0;
+  readonly #random = Buffer.alloc(16 * IDS_PER_DRAW);
+  #randomAt = this.#random.length;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -26,7 +31,12 @@ export class QueryIds {
       this.#counter = 0;
     }
     this.#lastMs = ms;
-    const b = randomBytes(16);
+    if (this.#randomAt === this.#random.length) {
+      randomFillSync(this.#random);
+      this.#randomAt = 0;
+    }
+    const b = Buffer.from(this.#random.subarray(this.#randomAt, this.#randomAt + 16));
+    this.#randomAt += 16;
     b.writeUIntBE(ms, 0, 6);
     b[6] = 0x70 | (this.#counter >> 8);
     b[7] = this.#counter & 0xff;
