@@ -52,16 +52,17 @@ export class PgStore implements MetaStore {
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       idleTimeoutMillis: 30_000,
+      // Every pooled connection listens too: PostgreSQL delivers a session's own notifications
+      // before the ReadyForQuery of the COMMIT, so this process's changes reach its caches before
+      // the statement that made them resolves. The pool hands a new connection out only once its
+      // `LISTEN` is done (a query issued while another runs is deprecated in pg 8, gone in pg 9).
+      onConnect: async (client: pg.ClientBase) => {
+        client.on('notification', (m) => this.#listeners.deliver(m.channel, m.payload ?? ''));
+        await client.query(STORE_CHANNELS.map((c) => `LISTEN ${c}`).join('; ')).catch(() => undefined);
+      },
     });
     // An idle client losing its server is reported here; without a listener it would crash the process.
     this.pool.on('error', () => undefined);
-    // Every pooled connection listens too: PostgreSQL delivers a session's own notifications
-    // before the ReadyForQuery of the COMMIT, so this process's changes reach its caches before
-    // the statement that made them resolves. `LISTEN` is queued ahead of the connection's first query.
-    this.pool.on('connect', (client) => {
-      client.on('notification', (m) => this.#listeners.deliver(m.channel, m.payload ?? ''));
-      client.query(STORE_CHANNELS.map((c) => `LISTEN ${c}`).join('; ')).catch(() => undefined);
-    });
     this.direct = executor(this.pool);
     this.notifications = {
       listen: (channel: StoreChannel, listener: StoreListener) => {
