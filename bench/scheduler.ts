@@ -303,7 +303,10 @@ function round(v: number, digits = 3): number {
  */
 async function runLivePart(): Promise<HttpLiveResult & { load_average_at_start: number[] }> {
   const atStart = loadavg().map((v) => round(v, 2));
-  return { ...(await httpLive()), load_average_at_start: atStart };
+  const at = process.argv.indexOf('--backend');
+  const backend = at > 0 ? process.argv[at + 1] : 'auto';
+  if (backend !== 'auto' && backend !== 'pglite' && backend !== 'postgres') throw new Error('--backend is pglite or postgres');
+  return { ...(await httpLive({ backend })), load_average_at_start: atStart };
 }
 
 async function main(): Promise<void> {
@@ -380,7 +383,7 @@ async function main(): Promise<void> {
     live: 'interactiveUnderLoad' in live ? {
       ...live,
       load_average_at_end: loadavg().map((v) => round(v, 2)),
-      note: 'real server on 127.0.0.1 (PGlite store, 2 DuckDB workers, one reserved interactive slot, batch on background-lane threads at nice 19), fetch with keep-alive; idle and loaded segments alternate; FIFO = same server without time slicing, one level, no High precedence, no reserved slot, one lane; admission timed inside the server around WorkloadManager.admit and rejectEarly (judged on the sum of their p99s); queue-full rejection of TPC-H Q6 end to end; wall clock on a shared 2-core machine (load averages at start and end beside): noisy',
+      note: `real server on 127.0.0.1 (${live.backend === 'postgres' ? 'PostgreSQL' : 'PGlite'} store, 2 DuckDB workers, one reserved interactive slot, batch on background-lane threads at nice 19), client in the same process: an undici pool with keep-alive; idle and loaded segments alternate; FIFO = same server without time slicing, one level, no High precedence, no reserved slot, one lane; admission timed inside the server around WorkloadManager.admit and rejectEarly (judged on the sum of their p99s); queue-full rejection of TPC-H Q6 end to end; wall clock on a shared 2-core machine (load averages at start and end beside): noisy`,
     } : live,
   }, targets, `short-query mean slowdown MLFQ ${mlfqShort} vs FIFO ${fifoShort} (${slowdownRatio}x); level shares ${shares.map((s) => (100 * s).toFixed(1)).join('/')}% (worst ±${(100 * worstDeviation).toFixed(1)}%); admit p99 ${admission.p99Ms} ms; DuckDB interactive p99 idle ${duckdb.interactiveAlone.p99Ms} ms, under load MLFQ ${duckdb.interactiveUnderLoad.mlfq.p99Ms} ms vs FIFO ${duckdb.interactiveUnderLoad.fifo.p99Ms} ms; weighted 3:1 → ${duckdb.weightedGroups.ratio}${'interactiveUnderLoad' in live ? `; HTTP: Q6 p99 idle ${live.interactiveAlone.mlfq.p99Ms} ms, under load MLFQ ${live.interactiveUnderLoad.mlfq.p99Ms} ms vs FIFO ${live.interactiveUnderLoad.fifo.p99Ms} ms; weighted → ${live.weightedGroups.ratio}; admit p99 ${live.admission.admit.p99Ms} ms + rejectEarly p99 ${live.admission.rejectEarly.p99Ms} ms; 429 p99 ${live.queueFullRejection.p99Ms} ms` : ''}`);
 }

@@ -30,6 +30,7 @@ import { DEFAULT_CONFIG, validateConfig, type FloeConfig } from '../../server/co
 import { openState, type FloeState } from '../../server/state.js';
 import type { WorkloadConfigSpec } from '../../engine/wlm/config.js';
 import { percentile } from '../report.js';
+import { createPostgresDatabase } from '../../tests/helpers/stores.js';
 
 const DATA = new URL('../../../../shared/data/tpch/', import.meta.url).pathname;
 const CLIENT_ID = 'floe_bench_admin';
@@ -98,9 +99,10 @@ interface LiveServer {
   close(): Promise<void>;
 }
 
-async function startServer(dataDir: string, kind: 'mlfq' | 'fifo', quantumMs: number, workers: number): Promise<LiveServer> {
+async function startServer(dataDir: string, kind: 'mlfq' | 'fifo', quantumMs: number, workers: number, databaseUrl: string | null): Promise<LiveServer> {
   const base: FloeConfig = {
     ...DEFAULT_CONFIG, data_dir: dataDir, logging: { level: 'silent' },
+    store: { ...DEFAULT_CONFIG.store, database_url: databaseUrl },
     query: { ...DEFAULT_CONFIG.query, workers },
     workload: workload(kind, quantumMs),
   };
@@ -283,6 +285,8 @@ async function queueFull(s: LiveServer, count: number): Promise<Latencies & { st
 }
 
 export interface HttpLiveResult {
+  /** The metadata store the servers ran on. */
+  readonly backend: 'pglite' | 'postgres';
   readonly load: { rows: number; ms: number };
   readonly quantumMs: number;
   readonly workers: number;
@@ -297,15 +301,23 @@ export interface HttpLiveResult {
   readonly mlfqAfter: unknown;
 }
 
-export async function httpLive(options: { quantumMs?: number; workers?: number; durationMs?: number; rounds?: number } = {}): Promise<HttpLiveResult> {
+/**
+ * `backend`: PostgreSQL (a fresh database on 127.0.0.1:5432, dropped after) when it answers, as in
+ * `bench/tpch`: it is the deployment for load (docs/performance.md: PGlite's WASM runs on the
+ * server's event loop). `pglite` forces the embedded store; `postgres` fails without a server.
+ */
+export async function httpLive(options: { quantumMs?: number; workers?: number; durationMs?: number; rounds?: number; backend?: 'pglite' | 'postgres' | 'auto' } = {}): Promise<HttpLiveResult> {
   const quantumMs = options.quantumMs ?? 20;
   const workers = options.workers ?? 2;
   /** Loaded time per executor in all; idle time is half of it. */
   const durationMs = options.durationMs ?? 24_000;
   const rounds = options.rounds ?? 4;
+  const database = options.backend === 'pglite' ? undefined : await createPostgresDatabase();
+  if (database === undefined && options.backend === 'postgres') throw new Error('PostgreSQL does not answer on 127.0.0.1:5432');
+  const databaseUrl = database?.url ?? null;
   const dir = mkdtempSync(join(tmpdir(), 'floe-bench-scheduler-'));
   try {
-    let s = await startServer(dir, 'mlfq', quantumMs, workers);
+    let s = await startServer(dir, 'mlfq', quantumMs, workers, databaseUrl);
     let load: { rows: number; ms: number };
     const batchQueryMs: Record<string, number> = {};
     let mlfq: Awaited<ReturnType<typeof interactiveRounds>>;
@@ -329,7 +341,7 @@ export async function httpLive(options: { quantumMs?: number; workers?: number; 
     }
     const mlfqAdmit = [...s.admitMs];
     const mlfqEarly = [...s.rejectEarlyMs];
-    s = await startServer(dir, 'fifo', quantumMs, workers);
+    s = await startServer(dir, 'fifo', quantumMs, workers, databaseUrl);
     let fifo: Awaited<ReturnType<typeof interactiveRounds>>;
     try {
       for (let i = 0; i < 5; i++) await s.query(INTERACTIVE, { source: 'dashboard' });
@@ -345,6 +357,7 @@ export async function httpLive(options: { quantumMs?: number; workers?: number; 
     const admitDecision = decision([...mlfqAdmit, ...s.admitMs]);
     const earlyDecision = decision([...mlfqEarly, ...s.rejectEarlyMs]);
     return {
+      backend: databaseUrl === null ? 'pglite' : 'postgres',
       load, quantumMs, workers, rounds, batchQueryMs,
       interactiveAlone: { mlfq: mlfq.alone, fifo: fifo.alone },
       interactiveUnderLoad: { mlfq: mlfq.loaded, fifo: fifo.loaded },
@@ -356,5 +369,6 @@ export async function httpLive(options: { quantumMs?: number; workers?: number; 
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    await database?.drop();
   }
 }
