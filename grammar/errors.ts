@@ -40,6 +40,7 @@ export const ERRORS = {
   PERMISSION_DENIED: def<{ detail: string }>('42501', 403, (p) => `permission denied: ${p.detail}`),
   NOT_AUTHENTICATED: def<{ detail: string }>('28000', 401, (p) => `not authenticated: ${p.detail}`),
   QUERY_CANCELLED: def<{ reason: string }>('57014', 409, (p) => `query cancelled: ${p.reason}`),
+  SERVER_SHUTDOWN: def('57P01', 503, () => 'query cancelled: the server is shutting down; retry on another replica or after it restarts'),
   QUERY_TIMEOUT: def<{ limitMs: number; source: string }>('57014', 408, (p) => `query cancelled: exceeded ${p.source} timeout of ${p.limitMs} ms`),
   OUT_OF_MEMORY: def<{ detail: string }>('53200', 507, (p) => `out of memory: ${p.detail}`),
   QUEUE_FULL: def<{ group: string; limit: number }>('53300', 429, (p) => `resource group ${p.group} queue is full (max_queued_queries = ${p.limit})`),

@@ -109,11 +109,24 @@ async function serve(argv: string[]): Promise<void> {
   }
   process.stdout.write(lines.join('\n') + '\n');
 
+  // Stopping: the listener stops taking requests (503 meanwhile), statements already admitted get
+  // `server.shutdown_grace_ms` to finish, then what is left is cancelled with SERVER_SHUTDOWN (each
+  // recorded in history, each client answered) so that closing does not wait for a long query's
+  // own timeout. A second signal cancels at once.
   let closing = false;
   const shutdown = async (): Promise<void> => {
-    if (closing) return;
+    if (closing) {
+      state.wlm.cancelAll();
+      return;
+    }
     closing = true;
+    const cancelRest = setTimeout(() => state.wlm.cancelAll(), config.server.shutdown_grace_ms);
+    // A keep-alive connection that was busy when closing began would otherwise hold `close()` for
+    // the whole keep-alive timeout (72 s) after its answer: close such connections as they go idle.
+    const closeIdle = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close();
+    clearTimeout(cancelRest);
+    clearInterval(closeIdle);
     await management?.close();
     await state.close();
     if (embedded) rmSync(pidFile(config), { force: true });

@@ -22,6 +22,11 @@ export interface FloeConfig {
     readonly body_limit_bytes: number;
     /** Honour X-Forwarded-For for the client address (rate limits) when behind a proxy. */
     readonly trust_proxy: boolean;
+    /**
+     * On SIGTERM/SIGINT, how long queued and running statements may still finish (ms) before they
+     * are cancelled with SERVER_SHUTDOWN; new requests get 503 meanwhile. A second signal cancels at once.
+     */
+    readonly shutdown_grace_ms: number;
   };
   /** Optional second listener serving /health, /health/ready and /metrics without a token. */
   readonly management: ListenConfig | null;
@@ -76,7 +81,7 @@ export interface FloeConfig {
 }
 
 export const DEFAULT_CONFIG: FloeConfig = {
-  server: { host: '127.0.0.1', port: 8181, body_limit_bytes: 10 * 1024 * 1024, trust_proxy: false },
+  server: { host: '127.0.0.1', port: 8181, body_limit_bytes: 10 * 1024 * 1024, trust_proxy: false, shutdown_grace_ms: 10_000 },
   management: null,
   data_dir: './floe-data',
   store: { database_url: null, pool_size: 10 },
@@ -122,7 +127,7 @@ export const CONFIG_SCHEMA = {
     workload: WORKLOAD_CONFIG_SCHEMA,
     server: {
       type: 'object', additionalProperties: false,
-      properties: { host: { type: 'string', minLength: 1 }, port, body_limit_bytes: positive, trust_proxy: { type: 'boolean' } },
+      properties: { host: { type: 'string', minLength: 1 }, port, body_limit_bytes: positive, trust_proxy: { type: 'boolean' }, shutdown_grace_ms: { type: 'integer', minimum: 0, maximum: 3_600_000 } },
     },
     management: { anyOf: [listen, { type: 'null' }] },
     data_dir: { type: 'string', minLength: 1 },

@@ -204,7 +204,8 @@ export class QueryService {
       const error = this.toFloeError(e);
       if (!lifecycle.ended) {
         const failure = { code: error.code, sqlState: error.sqlState, message: error.message };
-        if (error.sqlState === '57014' || error.code === 'QUEUE_FULL') lifecycle.cancelled(failure);
+        // Stopped by someone (user, timeout, query killer, full queue, server shutdown), not by its own fault.
+        if (error.sqlState === '57014' || error.code === 'QUEUE_FULL' || error.code === 'SERVER_SHUTDOWN') lifecycle.cancelled(failure);
         else lifecycle.failed(failure);
       }
       throw Object.assign(error, { queryId });

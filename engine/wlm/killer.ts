@@ -11,7 +11,7 @@ import { floeError, type FloeError } from '../../grammar/errors.js';
 import type { WorkloadClass } from './config.js';
 
 /** Why the killer stopped a query (metrics label and history reason). */
-export type KillReason = 'timeout' | 'memory' | 'user';
+export type KillReason = 'timeout' | 'memory' | 'user' | 'shutdown';
 
 /**
  * `resource group /root/a queue is full (max_queued_queries = 10)`. Made without a stack trace: a
@@ -40,6 +40,11 @@ export function timeoutError(limitMs: number, source: TimeoutSource): FloeError<
 export function memoryCapError(workloadClass: WorkloadClass, capBytes: number, detail?: string): FloeError<'QUERY_CANCELLED'> {
   const reason = `exceeded ${workloadClass} class memory cap of ${capBytes} bytes (${formatBytes(capBytes)}); spilling to disk could not help${detail ? ` (${detail})` : ''}`;
   return floeError('QUERY_CANCELLED', { reason });
+}
+
+/** The server stopping with the query still queued or running, past its shutdown grace period. */
+export function shutdownError(): FloeError<'SERVER_SHUTDOWN'> {
+  return floeError('SERVER_SHUTDOWN');
 }
 
 /** `query cancelled: cancelled by the user`. */

@@ -24,7 +24,7 @@ import type { FloeError } from '../../grammar/errors.js';
 import type { WlmClock, TimerHandle } from './clock.js';
 import { displayPath, type ClassLimits, type ResolvedWorkloadConfig, type WorkloadClass } from './config.js';
 import { IndexedHeap, type HeapSlot } from './heap.js';
-import { memoryCapError, queueFullError, timeoutError, userCancelError, type KillReason } from './killer.js';
+import { memoryCapError, queueFullError, shutdownError, timeoutError, userCancelError, type KillReason } from './killer.js';
 import { MlfqDispatcher, type FragmentRunner, type MlfqStats } from './mlfq.js';
 import type { WorkloadMetrics } from './metrics.js';
 import {
@@ -421,6 +421,20 @@ export class WorkloadManager {
     q.queuedMs = now - q.submittedAt;
     this.mlfq.trackQuery(q.queryId, q.request.priority);
     this.metricsOf(q.groupPath)?.queueWait.observe(q.queuedMs / 1000);
+  }
+
+  /**
+   * Cancels every admitted query, queued or running, because the server is stopping (after its
+   * shutdown grace period, or at a second signal). Returns how many were cancelled.
+   */
+  cancelAll(): number {
+    let n = 0;
+    for (const q of [...this.active.values()]) {
+      if (q.state === 'ended' || q.killedWith !== null) continue;
+      this.kill(q, shutdownError(), 'shutdown');
+      n++;
+    }
+    return n;
   }
 
   /**

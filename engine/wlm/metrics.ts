@@ -95,4 +95,4 @@ export function createWorkloadMetrics(registry: Registry): WorkloadMetrics {
 }
 
 /** The label of a kill reason (kept in one place for the docs). */
-export const KILL_REASONS: readonly KillReason[] = ['timeout', 'memory', 'user'];
+export const KILL_REASONS: readonly KillReason[] = ['timeout', 'memory', 'user', 'shutdown'];
