@@ -15,7 +15,7 @@
  * The instance lives as long as the thread: that is the worker's state by design (a process
  * boundary), and the only module-level state in the engine.
  */
-import { mkdirSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import { threadId, workerData } from 'node:worker_threads';
@@ -144,6 +144,19 @@ let backgroundThreads: readonly string[] = [];
  */
 const schedstatFds = new Map<string, number | null>();
 const schedstatBuffer = Buffer.alloc(128);
+// The files are this thread's: closed when it ends (piscina ends idle threads), so that a pool
+// that starts and ends threads all day does not collect descriptors.
+process.once('exit', () => {
+  for (const fd of schedstatFds.values()) {
+    if (fd === null) continue;
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed with the thread.
+    }
+  }
+  schedstatFds.clear();
+});
 
 function schedstatNs(path: string): number {
   let fd = schedstatFds.get(path);

@@ -260,3 +260,19 @@ t.test('with DuckDB threads per worker, the fragment CPU includes the background
   const e = await failure(multi.execute(one('SELECT sum(hash(x)) FROM range(100000000000) t(x)'), { timeoutMs: 200 }));
   t.equal(e.code, 'QUERY_TIMEOUT');
 });
+
+t.test('a pool that ends its threads leaves no file descriptors behind', { skip: process.platform !== 'linux' ? 'counts /proc/self/fd' : false }, async (t) => {
+  const open = (): number => readdirSync('/proc/self/fd').length;
+  const before = open();
+  // Two DuckDB threads per worker: the worker keeps `schedstat` files of both open while it lives.
+  const pool = createExecutor({ workers: 1, threadsPerWorker: 2, spillDirectory: path.join(root, 'spill-fds'), dataDirectories: [warehouse] });
+  for (let i = 0; i < 3; i++) t.equal((await pool.execute(one(`SELECT ${i} + 1 AS n`))).rows[0]![0], i + 1);
+  t.ok(open() > before, 'the worker holds descriptors while it runs');
+  await pool.close();
+  let after = open();
+  for (let i = 0; i < 50 && after > before; i++) {
+    await new Promise((done) => setTimeout(done, 20));
+    after = open();
+  }
+  t.ok(after <= before, `descriptors: ${before} before the pool, ${after} after it closed`);
+});
