@@ -27,7 +27,7 @@ import { PRIORITY, resolveWorkloadConfig } from '../engine/wlm/config.js';
 import { MultilevelQueue, type MlfqQueryAccount } from '../engine/wlm/mlfq.js';
 import { WorkloadManager, type AdmissionRequest } from '../engine/wlm/manager.js';
 import { systemClock } from '../engine/wlm/clock.js';
-import { MinHeap } from '../engine/wlm/heap.js';
+import { IndexedHeap, type HeapSlot } from '../engine/wlm/heap.js';
 import { inProcessLive } from './scheduler/inprocess.js';
 import { httpLive, type HttpLiveResult } from './scheduler/live.js';
 
@@ -92,10 +92,10 @@ function simulate(policy: Policy, workers: number, quantum: number, queries: rea
   const emptySeconds = [0, 0, 0, 0, 0];
   let quanta = 0;
 
-  type Event = { at: number; seq: number; kind: 'arrive'; query: SimQuery } | { at: number; seq: number; kind: 'done'; fragment: Fragment; ran: number; account: MlfqQueryAccount | null };
-  const events = new MinHeap<Event>((a, b) => a.at !== b.at ? a.at < b.at : a.seq < b.seq);
+  type Event = HeapSlot & ({ at: number; seq: number; kind: 'arrive'; query: SimQuery } | { at: number; seq: number; kind: 'done'; fragment: Fragment; ran: number; account: MlfqQueryAccount | null });
+  const events = new IndexedHeap<Event>((a, b) => a.at !== b.at ? a.at < b.at : a.seq < b.seq);
   let seq = 0;
-  for (const q of queries) events.push({ at: q.arrival, seq: seq++, kind: 'arrive', query: q });
+  for (const q of queries) events.push({ at: q.arrival, seq: seq++, kind: 'arrive', query: q, heapIndex: -1 });
   let idle = workers;
   let now = 0;
 
@@ -129,7 +129,7 @@ function simulate(policy: Policy, workers: number, quantum: number, queries: rea
       }
       idle--;
       quanta++;
-      events.push({ at: now + ran, seq: seq++, kind: 'done', fragment: f, ran, account });
+      events.push({ at: now + ran, seq: seq++, kind: 'done', fragment: f, ran, account, heapIndex: -1 });
     }
   };
 
@@ -161,7 +161,7 @@ function simulate(policy: Policy, workers: number, quantum: number, queries: rea
           completions.set(f.query.id, now);
           accounts.delete(f.query.id);
           const next = refill?.(f.query, now);
-          if (next) events.push({ at: now, seq: seq++, kind: 'arrive', query: next });
+          if (next) events.push({ at: now, seq: seq++, kind: 'arrive', query: next, heapIndex: -1 });
         }
       }
     }

@@ -1,51 +1,3 @@
-/** A binary min-heap under a comparator; the MLFQ's per-level waiting lists. */
-export class MinHeap<T> {
-  private readonly items: T[] = [];
-
-  constructor(private readonly less: (a: T, b: T) => boolean) {}
-
-  get size(): number {
-    return this.items.length;
-  }
-
-  peek(): T | undefined {
-    return this.items[0];
-  }
-
-  push(item: T): void {
-    const a = this.items;
-    a.push(item);
-    let i = a.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.less(a[i]!, a[parent]!)) break;
-      [a[i], a[parent]] = [a[parent]!, a[i]!];
-      i = parent;
-    }
-  }
-
-  pop(): T | undefined {
-    const a = this.items;
-    if (a.length === 0) return undefined;
-    const top = a[0]!;
-    const last = a.pop()!;
-    if (a.length > 0) {
-      a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1, r = l + 1;
-        let m = i;
-        if (l < a.length && this.less(a[l]!, a[m]!)) m = l;
-        if (r < a.length && this.less(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-}
-
 /** An item of an `IndexedHeap`: the heap keeps its position up to date, so removal is O(log n). */
 export interface HeapSlot {
   heapIndex: number;
@@ -53,9 +5,9 @@ export interface HeapSlot {
 
 /**
  * A binary min-heap whose items know their position: push, pop and removal of any item in
- * O(log n), peek in O(1). The resource groups' queues (a queued query leaves from anywhere when it
- * is cancelled or times out). An item belongs to at most one heap at a time; `heapIndex` is -1 when
- * it is in none.
+ * O(log n), peek in O(1). The resource groups' queues, the deadlines and the MLFQ's per-level
+ * waiting lists (a queued query or quantum leaves from anywhere when it is cancelled or times
+ * out). An item belongs to at most one heap at a time; `heapIndex` is -1 when it is in none.
  */
 export class IndexedHeap<T extends HeapSlot> {
   private readonly items: T[] = [];

@@ -11,7 +11,7 @@
  * a concurrency limit for the executor.
  */
 import type { ResolvedMlfqConfig } from './config.js';
-import { MinHeap } from './heap.js';
+import { IndexedHeap } from './heap.js';
 
 /** Level entry thresholds, seconds of a query's cumulative scheduled CPU (the spec's Limits). */
 export const LEVEL_THRESHOLD_SECONDS: readonly number[] = [0, 1, 10, 60, 300];
@@ -63,7 +63,8 @@ interface Waiting<T> {
   readonly urgent: number;
   readonly key: number;
   readonly seq: number;
-  cancelled: boolean;
+  /** Position in its level's heap; -1 once taken or cancelled. */
+  heapIndex: number;
 }
 
 export interface MultilevelQueueSettings {
@@ -88,21 +89,19 @@ export interface WaitingHandle {
  * next quantum. No clock: callers report how long each quantum ran.
  */
 export class MultilevelQueue<T> {
-  private readonly waiting: MinHeap<Waiting<T>>[];
-  private readonly live: number[];
+  private readonly waiting: IndexedHeap<Waiting<T>>[];
   /** Scheduled CPU charged to each level (ns), including the catch-up of `offer`. */
   readonly levelScheduledNanos: number[];
   /** CPU actually run at each level (ns), without catch-up: what the stats report. */
   readonly levelRunNanos: number[];
   private readonly levelMinPriority: number[];
-  /** Live (not cancelled) waiting quanta of High priority or above; they are all at level 0. */
-  private liveUrgent = 0;
+  /** Waiting quanta of High priority or above; they are all at level 0. */
+  private waitingUrgent = 0;
   private seq = 0;
 
   constructor(readonly settings: MultilevelQueueSettings = DEFAULT_MULTILEVEL_SETTINGS) {
     const n = settings.levelThresholdsSeconds.length;
-    this.waiting = Array.from({ length: n }, () => new MinHeap<Waiting<T>>((a, b) => a.urgent !== b.urgent ? a.urgent > b.urgent : a.key !== b.key ? a.key < b.key : a.seq < b.seq));
-    this.live = new Array<number>(n).fill(0);
+    this.waiting = Array.from({ length: n }, () => new IndexedHeap<Waiting<T>>((a, b) => a.urgent !== b.urgent ? a.urgent > b.urgent : a.key !== b.key ? a.key < b.key : a.seq < b.seq));
     this.levelScheduledNanos = new Array<number>(n).fill(0);
     this.levelRunNanos = new Array<number>(n).fill(0);
     this.levelMinPriority = new Array<number>(n).fill(-1);
@@ -124,13 +123,13 @@ export class MultilevelQueue<T> {
     return this.waiting.length;
   }
 
-  /** Waiting quanta per level (cancelled ones excluded). */
+  /** Waiting quanta per level. */
   depths(): number[] {
-    return [...this.live];
+    return this.waiting.map((h) => h.size);
   }
 
   get size(): number {
-    return this.live.reduce((a, b) => a + b, 0);
+    return this.waiting.reduce((n, h) => n + h.size, 0);
   }
 
   /**
@@ -140,20 +139,17 @@ export class MultilevelQueue<T> {
    */
   offer(item: T, account: MlfqQueryAccount): WaitingHandle {
     const level = account.level;
-    if (this.live[level] === 0) {
+    if (this.waiting[level]!.size === 0) {
       const expected = this.level0TargetNanos() / Math.pow(this.settings.levelTimeMultiplier, level);
       this.levelScheduledNanos[level] = Math.max(this.levelScheduledNanos[level]!, expected);
     }
-    const w: Waiting<T> = { item, account, urgent: account.priority >= HIGH_PRIORITY ? 1 : 0, key: account.levelPriority, seq: this.seq++, cancelled: false };
+    const w: Waiting<T> = { item, account, urgent: account.priority >= HIGH_PRIORITY ? 1 : 0, key: account.levelPriority, seq: this.seq++, heapIndex: -1 };
     this.waiting[level]!.push(w);
-    this.live[level]! += 1;
-    this.liveUrgent += w.urgent;
+    this.waitingUrgent += w.urgent;
     return {
       cancel: () => {
-        if (w.cancelled) return false;
-        w.cancelled = true;
-        this.live[level]! -= 1;
-        this.liveUrgent -= w.urgent;
+        if (!this.waiting[level]!.remove(w)) return false;
+        this.waitingUrgent -= w.urgent;
         return true;
       },
     };
@@ -161,7 +157,7 @@ export class MultilevelQueue<T> {
 
   /** Whether a quantum of High priority or above is waiting. */
   get urgentWaiting(): boolean {
-    return this.liveUrgent > 0;
+    return this.waitingUrgent > 0;
   }
 
   /**
@@ -170,7 +166,7 @@ export class MultilevelQueue<T> {
    * leave level 0 and go first there, so this is level 0's head whenever one waits.
    */
   pollUrgent(): { item: T; account: MlfqQueryAccount; level: number } | undefined {
-    if (this.liveUrgent === 0) return undefined;
+    if (this.waitingUrgent === 0) return undefined;
     return this.take(0);
   }
 
@@ -187,7 +183,7 @@ export class MultilevelQueue<T> {
     let worst = -1;
     let selected = -1;
     for (let level = 0; level < this.waiting.length; level++) {
-      if (this.live[level]! > 0) {
+      if (this.waiting[level]!.size > 0) {
         const t = this.levelScheduledNanos[level]!;
         const ratio = t === 0 ? Number.POSITIVE_INFINITY : target / t;
         if (selected === -1 || ratio > worst) {
@@ -201,17 +197,12 @@ export class MultilevelQueue<T> {
     return this.take(selected);
   }
 
-  /** Pops the head of a level that has live quanta (cancelled ones are dropped on the way). */
+  /** Pops the head of a level that has waiting quanta. */
   private take(level: number): { item: T; account: MlfqQueryAccount; level: number } {
-    const heap = this.waiting[level]!;
-    for (;;) {
-      const w = heap.pop()!;
-      if (w.cancelled) continue;
-      this.live[level]! -= 1;
-      this.liveUrgent -= w.urgent;
-      this.levelMinPriority[level] = Math.max(this.levelMinPriority[level]!, w.key);
-      return { item: w.item, account: w.account, level };
-    }
+    const w = this.waiting[level]!.pop()!;
+    this.waitingUrgent -= w.urgent;
+    this.levelMinPriority[level] = Math.max(this.levelMinPriority[level]!, w.key);
+    return { item: w.item, account: w.account, level };
   }
 
   /** The scheduled time level 0 should have given the other levels' times and the shares. */
