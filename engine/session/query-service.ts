@@ -204,8 +204,9 @@ export class QueryService {
       const error = this.toFloeError(e);
       if (!lifecycle.ended) {
         const failure = { code: error.code, sqlState: error.sqlState, message: error.message };
-        // Stopped by someone (user, timeout, query killer, full queue, server shutdown), not by its own fault.
-        if (error.sqlState === '57014' || error.code === 'QUEUE_FULL' || error.code === 'SERVER_SHUTDOWN') lifecycle.cancelled(failure);
+        // Stopped from outside rather than failed: SQLSTATE class 57, operator intervention (a cancel,
+        // a timeout or the query killer: 57014; the server shutting down: 57P01), or a full queue.
+        if (error.sqlState.startsWith('57') || error.code === 'QUEUE_FULL') lifecycle.cancelled(failure);
         else lifecycle.failed(failure);
       }
       throw Object.assign(error, { queryId });
