@@ -89,10 +89,32 @@ function column(type: string, values: readonly WireValue[]): Vector {
   }
 }
 
+/**
+ * Field names for Arrow, which keys columns by name (arrow-js merges equal names into one field,
+ * polars refuses them): a name a result repeats (`SELECT 1 AS a, 'x' AS a`) gets `_1`, `_2`, … as
+ * DuckDB names the repeated columns of a subquery. The JSON answer keeps the names as they are.
+ */
+export function uniqueNames(columns: readonly string[]): string[] {
+  const taken = new Set(columns);
+  const seen = new Set<string>();
+  return columns.map((name) => {
+    if (!seen.has(name)) {
+      seen.add(name);
+      return name;
+    }
+    let n = 1;
+    while (taken.has(`${name}_${n}`)) n++;
+    const renamed = `${name}_${n}`;
+    taken.add(renamed);
+    seen.add(renamed);
+    return renamed;
+  });
+}
+
 /** Encodes a result (columns, DuckDB type names, wire rows) as one Arrow IPC stream. */
 export function toArrowIpc(columns: readonly string[], types: readonly string[], rows: readonly (readonly WireValue[])[]): Uint8Array {
   const vectors = columns.map((_, c) => column(types[c] ?? 'VARCHAR', rows.map((r) => r[c] ?? null)));
-  const fields = columns.map((name, c) => new Field(name, (vectors[c] as Vector).type, true));
+  const fields = uniqueNames(columns).map((name, c) => new Field(name, (vectors[c] as Vector).type, true));
   const schema = new Schema(fields);
   const data = makeData({ type: new Struct(fields), length: rows.length, nullCount: 0, children: vectors.map((v) => v.data[0]!) });
   const table = new Table(schema, [new RecordBatch(schema, data)]);

@@ -19,6 +19,8 @@ export { fileMayMatch, pruneFiles, summaryRecords } from './prune.js';
 export type { PruneContext, PrunedFiles, PrunableFile } from './prune.js';
 export { automaticClass, classifyWorkload, classLimits, DEFAULT_CLASS_LIMITS, PRIORITY_VALUES, priorityLevel } from './classify.js';
 export type { ClassificationOverrides, ClassLimitsOverride, PriorityLevel, WorkloadClassification, WorkloadClassLimits } from './classify.js';
+export { constantResult } from './constant.js';
+export type { ConstantResult } from './constant.js';
 export { DEFAULT_FRAGMENT_OPTIONS, estimatedRows, fragmentQuery, groupTasks, planScans } from './fragment.js';
 export type { FragmentOptions, PlannedScan } from './fragment.js';
 

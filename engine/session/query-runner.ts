@@ -11,19 +11,19 @@
  */
 import { floeError, isFloeError, FloeError } from '../../grammar/errors.js';
 import type { Parser } from '../../grammar/parser.js';
-import type { Statement } from '../../grammar/ir.js';
-import { queryType } from '../../grammar/analysis.js';
+import type { Query, Statement } from '../../grammar/ir.js';
+import { planFeatures, queryType } from '../../grammar/analysis.js';
 import { planScan } from '../../catalog/iceberg/scan.js';
 import type { FileScanTask } from '../../catalog/iceberg/scan.js';
 import type { CatalogService } from '../../catalog/rest/service.js';
 import { toCatalogError } from '../../catalog/rest/errors.js';
 import {
-  bindStatement, classifyWorkload, estimatedRows, formatTableName, fragmentQuery, planScans, tableKey, isSystemTableName,
-  type BoundQuery, type FragmentOptions, type PlannedScan, type RelationFacts, type SystemTableFacts, type TableName,
+  bindStatement, classifyWorkload, constantResult, estimatedRows, formatTableName, fragmentQuery, planScans, tableKey, isSystemTableName,
+  type BoundQuery, type ConstantResult, type FragmentOptions, type WorkloadClassification, type PlannedScan, type RelationFacts, type SystemTableFacts, type TableName,
 } from '../planner/index.js';
 import type { FragmentPlan } from '../fragments.js';
-import type { Executor } from '../exec/index.js';
-import type { WorkloadManager, QueryLease, RoutingRequest } from '../wlm/index.js';
+import type { Executor, QueryResult } from '../exec/index.js';
+import type { ClassLimits, WorkloadManager, QueryLease, RoutingRequest } from '../wlm/index.js';
 import type { SystemTableProvider } from '../system/provider.js';
 import { rowsSql } from '../system/rows-sql.js';
 import { catalogContextOf, sqlErrorOf } from './catalog-statements.js';
@@ -46,6 +46,9 @@ export interface QueryRunnerOptions {
   readonly fragmentOptions: FragmentOptions;
   readonly maxResultRows: number;
 }
+
+/** The plan of a query no worker runs. */
+const NO_FRAGMENTS: FragmentPlan = { fragments: [] };
 
 /** Binding gives up after this many rounds of loading (deep view chains are cut off earlier). */
 const MAX_BIND_ROUNDS = 40;
@@ -139,11 +142,19 @@ export class QueryRunner {
   }
 
   private async select(ctx: StatementContext, statement: Statement, explain: boolean, analyze = false): Promise<RowSet> {
+    // A constant select list is answered here, without a worker (engine/planner/constant.ts): it
+    // names nothing to bind and reads no file. An Arrow answer is the worker's to encode.
+    const query = statement.kind === 'Explain' ? statement.statement : statement;
+    if (ctx.arrow !== true && query.kind === 'Query') {
+      const constant = constantResult(query.body);
+      if (constant !== undefined) return this.selectConstant(ctx, statement, query, constant, explain, analyze);
+    }
     const bound = await this.bind(ctx, statement);
     const planned = await this.plannedScans(ctx, bound);
     const rows = estimatedRows(planned);
     const shape: WorkloadShape = { features: bound.features, estimatedRows: rows };
-    const { classification, limits } = this.classify(ctx, shape);
+    const classified = this.classify(ctx, shape);
+    const { classification, limits } = classified;
     const plan = await this.withLocationMappings(ctx, bound, fragmentQuery(bound, planned, this.o.fragmentOptions));
     const bytes = plan.fragments.flatMap((f) => f.scans).reduce((n, s) => n + s.estimatedBytes, 0);
 
@@ -157,7 +168,7 @@ export class QueryRunner {
         signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: ctx.arrow === true,
         schedule: (run) => lease.runFragment(run),
       });
-    });
+    }, classified);
     if (explain) {
       const text = explainRows(plan, classification.workloadClass, classification.reason, rows, limits);
       const m = result.metrics;
@@ -170,7 +181,19 @@ export class QueryRunner {
     };
   }
 
-  private classify(ctx: StatementContext, shape: WorkloadShape) {
+  /** A constant query: classified (no scans, no rows) and admitted like any other, answered here. */
+  private async selectConstant(ctx: StatementContext, statement: Statement, query: Query, constant: ConstantResult, explain: boolean, analyze: boolean): Promise<RowSet> {
+    const shape: WorkloadShape = { features: planFeatures(query), estimatedRows: 0 };
+    const classified = this.classify(ctx, shape);
+    const { classification, limits } = classified;
+    if (explain && !analyze) return explainRows(NO_FRAGMENTS, classification.workloadClass, classification.reason, 0, limits, constant);
+    const result = await this.withLease(ctx, statement, shape, async (lease) => constantAnswer(constant, lease), classified);
+    if (!explain) return { columns: result.columns, types: result.types, rows: result.rows, bytesScanned: 0, fragments: 0 };
+    const text = explainRows(NO_FRAGMENTS, classification.workloadClass, classification.reason, 0, limits, constant);
+    return { ...text, rows: [...text.rows, [`executed: ${result.rows.length} rows, 0 fragments, cpu 0 ms, wall 0 ms`]], bytesScanned: 0, fragments: 0 };
+  }
+
+  private classify(ctx: StatementContext, shape: WorkloadShape): { classification: WorkloadClassification; limits: ClassLimits } {
     const sessionClass = ctx.session.settings.get('svc.workload_class') as 'interactive' | 'medium' | 'batch' | undefined;
     const classification = classifyWorkload(shape.features, shape.estimatedRows, sessionClass === undefined ? {} : { session: sessionClass });
     return { classification, limits: this.o.wlm.classLimits(classification.workloadClass) };
@@ -193,8 +216,11 @@ export class QueryRunner {
    * Classifies, routes and admits a statement, runs `work` under the lease (its signal carries the
    * killer's reason: timeout, memory cap, cancel) and releases it. History shows group and class.
    */
-  async withLease<T>(ctx: StatementContext, statement: Statement, shape: WorkloadShape, work: (lease: QueryLease) => Promise<T>): Promise<T> {
-    const { classification, limits } = this.classify(ctx, shape);
+  async withLease<T>(
+    ctx: StatementContext, statement: Statement, shape: WorkloadShape, work: (lease: QueryLease) => Promise<T>,
+    classified: ReturnType<QueryRunner['classify']> = this.classify(ctx, shape),
+  ): Promise<T> {
+    const { classification, limits } = classified;
     const c = classification.workloadClass;
     const ticket = this.o.wlm.admit({
       queryId: ctx.queryId, ...routingOf(ctx, statement), workloadClass: c, priority: limits.priority,
@@ -267,11 +293,27 @@ function routingOf(ctx: StatementContext, statement: Statement): RoutingRequest 
   };
 }
 
-function explainRows(plan: FragmentPlan, cls: string, reason: string, rows: number, limits: { priority: number; timeoutMs: number; memoryCapBytes: number }): RowSet {
+/**
+ * The result of a constant query under its lease: no fragment runs, so nothing but a cancel that
+ * came before can stop it (the lease's signal carries the killer's reason).
+ */
+function constantAnswer(constant: ConstantResult, lease: QueryLease): QueryResult {
+  if (lease.killedWith !== null) throw lease.killedWith;
+  return {
+    columns: constant.columns, types: constant.types, rows: constant.rows,
+    metrics: { rows: constant.rows.length, bytesScanned: 0, fragments: 0, perFragment: [], cpuMs: 0, wallMs: 0 },
+  };
+}
+
+function explainRows(plan: FragmentPlan, cls: string, reason: string, rows: number, limits: { priority: number; timeoutMs: number; memoryCapBytes: number }, constant?: ConstantResult): RowSet {
   const lines: string[] = [
     `workload class: ${cls} (${reason}); priority ${limits.priority}, timeout ${limits.timeoutMs} ms, memory cap ${limits.memoryCapBytes} bytes`,
     `estimated rows: ${rows}`,
   ];
+  if (constant !== undefined) {
+    lines.push('answered by the coordinator: a constant select list, no fragment runs');
+    return { columns: ['plan'], types: ['VARCHAR'], rows: lines.map((l) => [l]) };
+  }
   for (const f of plan.fragments) {
     lines.push(`fragment ${f.id}${f.inputs.length > 0 ? ` (reads fragments ${f.inputs.join(', ')})` : ''}: ${f.sql}`);
     for (const s of f.scans) lines.push(`  scan ${s.relation} = ${s.tableName}: ${s.tasks.length} files, ${s.estimatedRows} rows, ${s.estimatedBytes} bytes`);

@@ -73,6 +73,8 @@ export interface QueryLease {
   readonly groupPath: string;
   /** Aborted with the killer's error (a FloeError) when the query must stop: interrupt DuckDB. */
   readonly signal: AbortSignal;
+  /** The killer's error once the query was stopped, else null (read without making a signal). */
+  readonly killedWith: FloeError | null;
   /** DuckDB `memory_limit` for the query's fragments (its class cap): it spills before it fails. */
   readonly memoryLimitBytes: number;
   /** Milliseconds spent queued before the start. */
