@@ -12,7 +12,9 @@
  *   (REST loadTable → manifests): the files Floe reads, nothing else.
  * - Each query: one warm-up each, then `--runs` alternating Floe/DuckDB runs; the median of each.
  * - `SELECT 1`: `--clients` closed loops for `--seconds` after a warm-up; every statement is
- *   recorded in query history, and the run checks the rows landed.
+ *   recorded in query history, and the run checks the rows landed. `SELECT 1` is a constant query,
+ *   answered by the coordinator; the same load of `SELECT 1 + 1`, which a worker runs, is reported
+ *   beside it (informational).
  *
  *   npm run bench -- tpch [--sf 0.01|1|both] [--runs N] [--seconds N] [--clients N] [--backend pglite|postgres]
  *                         [--workers N] [--threads N]
@@ -52,6 +54,8 @@ const WORKERS = Number(args.get('workers') ?? DEFAULT_CONFIG.query.workers);
 // own default of 1 leaves a single-fragment query, most of TPC-H, one core: docs/performance.md).
 const THREADS = Number(args.get('threads') ?? Math.max(DEFAULT_CONFIG.query.threads_per_worker, Math.min(16, availableParallelism())));
 const WARMUP_SECONDS = 2;
+/** Beside `SELECT 1` (answered by the coordinator), the smallest statement a DuckDB worker runs. */
+const WORKER_PROBE = 'SELECT 1 + 1';
 
 const CLIENT_ID = 'floe_bench_admin';
 const CLIENT_SECRET = 'fcs_bench-secret-0123456789abcdefghij';
@@ -204,10 +208,10 @@ interface LoadResult {
   readonly sent: number;
 }
 
-/** `clients` closed loops of `SELECT 1` for `seconds`, after a warm-up; latencies of the timed part. */
-async function selectOne(client: Client, seconds: number): Promise<LoadResult> {
+/** `clients` closed loops of `sql` for `seconds`, after a warm-up; latencies of the timed part. */
+async function closedLoops(client: Client, sql: string, seconds: number): Promise<LoadResult> {
   const pool = new Pool(client.url, { connections: CLIENTS, pipelining: 1 });
-  const body = JSON.stringify({ sql: 'SELECT 1' });
+  const body = JSON.stringify({ sql });
   const headers = { authorization: `Bearer ${client.token}`, 'content-type': 'application/json' };
   const latencies: number[] = [];
   let errors = 0;
@@ -236,23 +240,38 @@ async function selectOne(client: Client, seconds: number): Promise<LoadResult> {
 }
 
 /**
- * Completed `SELECT 1` statements in query history. On PostgreSQL they are counted in the store
+ * Completed statements of text `sql` in query history. On PostgreSQL they are counted in the store
  * itself (the write-behind flusher has written them); on PGlite (one process's store) through
  * `system.query_history`, which answers at most 500 rows, so only a lower bound.
  */
-async function historyCount(client: Client, b: Backend): Promise<number> {
+async function historyCount(client: Client, b: Backend, sql: string): Promise<number> {
+  const text = `'${sql.replaceAll("'", "''")}'`;
   if (b.url !== undefined) {
     const pg = new PgClient({ connectionString: b.url });
     await pg.connect();
     try {
-      const r = await pg.query(`SELECT count(*)::int AS n FROM query_history WHERE sql = 'SELECT 1' AND status = 'completed'`);
+      const r = await pg.query(`SELECT count(*)::int AS n FROM query_history WHERE sql = ${text} AND status = 'completed'`);
       return Number(r.rows[0].n);
     } finally {
       await pg.end();
     }
   }
-  const r = await client.sql(`SELECT count(*) FROM system.query_history WHERE sql = 'SELECT 1' AND status = 'completed'`);
+  const r = await client.sql(`SELECT count(*) FROM system.query_history WHERE sql = ${text} AND status = 'completed'`);
   return Number(r.rows[0]![0]);
+}
+
+/** A load of `sql` and the count of its statements that reached history (waits up to 10 s for them). */
+async function loadWithHistory(client: Client, b: Backend, sql: string, seconds: number): Promise<LoadResult & { recorded: number }> {
+  const before = await historyCount(client, b, sql);
+  const result = await closedLoops(client, sql, seconds);
+  let recorded = 0;
+  const deadline = Date.now() + 10_000;
+  do {
+    recorded = (await historyCount(client, b, sql)) - before;
+    if (recorded >= result.sent) break;
+    await new Promise((done) => setTimeout(done, 200));
+  } while (Date.now() < deadline);
+  return { ...result, recorded };
 }
 
 interface ScaleResult {
@@ -339,18 +358,16 @@ for (const [i, sf] of scales.entries()) {
     else targets[`sf${sf.replace('.', '_')}_total_ratio_to_duckdb_info`] = { value: r.scale.ratio, target: 'informational', met: true };
     // SELECT 1 on the last server of the run (history is on; its rows are checked).
     if (i === scales.length - 1) {
-      const before = await historyCount(r.client!, b);
-      const s1 = await selectOne(r.client!, SECONDS);
-      let recorded = 0;
-      const deadline = Date.now() + 10_000;
-      do {
-        recorded = (await historyCount(r.client!, b)) - before;
-        if (recorded >= s1.sent) break;
-        await new Promise((done) => setTimeout(done, 200));
-      } while (Date.now() < deadline);
-      metrics.select1 = { clients: CLIENTS, seconds: SECONDS, ...s1, history_rows_recorded: recorded };
+      const { recorded, ...s1 } = await loadWithHistory(r.client!, b, 'SELECT 1', SECONDS);
+      metrics.select1 = { clients: CLIENTS, seconds: SECONDS, ...s1, history_rows_recorded: recorded, answered_by: 'the coordinator (a constant query: docs/planner.md)' };
       log(`SELECT 1: ${JSON.stringify(metrics.select1)}`);
       summary.push(`SELECT 1 ${s1.perSecond}/s p50 ${s1.p50Ms} ms p99 ${s1.p99Ms} ms`);
+      // The same load on the smallest statement a worker runs: the cost of a worker round trip.
+      const { recorded: workerRecorded, ...w } = await loadWithHistory(r.client!, b, WORKER_PROBE, SECONDS);
+      metrics.worker_probe = { sql: WORKER_PROBE, clients: CLIENTS, seconds: SECONDS, ...w, history_rows_recorded: workerRecorded };
+      log(`${WORKER_PROBE}: ${JSON.stringify(metrics.worker_probe)}`);
+      summary.push(`${WORKER_PROBE} (a worker) ${w.perSecond}/s p99 ${w.p99Ms} ms`);
+      targets.worker_probe_per_second_info = { value: w.perSecond, target: 'informational', met: true };
       targets.select1_per_second = atLeast(s1.perSecond, 1000);
       targets.select1_p99_ms = atMost(s1.p99Ms, 25);
       targets.select1_history_recorded = { value: recorded, target: `>= ${s1.sent} (every request, warm-up included)`, met: recorded >= s1.sent && s1.errors === 0 };
