@@ -83,6 +83,9 @@ async function createInstance(c: WorkerConfig): Promise<DuckDBInstance> {
     } catch {
       // Without ICU there is no time zone setting; TIMESTAMPTZ is UTC already.
     }
+    // Parquet footers are kept between queries (DuckDB re-reads one whose file changed since):
+    // Iceberg data files are written once, and a small query re-read its footers every time.
+    await conn.run(`SET parquet_metadata_cache = true`);
     const dirs = c.allowedDirectories.map((d) => sqlString(d.endsWith('/') ? d : `${d}/`)).join(', ');
     await conn.run(`SET allowed_directories = [${dirs}]`);
     await conn.run(`SET enable_external_access = false`);
@@ -477,12 +480,21 @@ const MAX_FILES_INSPECTED = 256;
  * `scanSql` reads files by name when they all store the projected fields alike (see there).
  */
 async function fileColumnsById(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, Map<number, FileColumn>>> {
-  const paths = scan.tasks.map((t) => localPath(t.file.filePath, scan.locationMappings ?? []));
+  const files = new Map<string, number>();
+  for (const t of scan.tasks) files.set(localPath(t.file.filePath, scan.locationMappings ?? []), t.file.fileSizeInBytes);
   const out = new Map<string, Map<number, FileColumn>>();
-  if (paths.length === 0 || paths.length > MAX_FILES_INSPECTED) return out;
+  if (files.size === 0 || files.size > MAX_FILES_INSPECTED) return out;
+  const unknown: string[] = [];
+  for (const [path, size] of files) {
+    const known = footerColumns.get(path);
+    if (known === undefined || known.size !== size) unknown.push(path);
+    else if (known.columns.size > 0) out.set(path, known.columns);
+  }
+  if (unknown.length === 0) return out;
   const reader = await conn.runAndReadAll(
-    `SELECT file_name, name, field_id, num_children, concat_ws('|', type, type_length, repetition_type, converted_type, scale, precision, logical_type::VARCHAR) FROM parquet_schema([${[...new Set(paths)].map(sqlString).join(', ')}])`,
+    `SELECT file_name, name, field_id, num_children, concat_ws('|', type, type_length, repetition_type, converted_type, scale, precision, logical_type::VARCHAR) FROM parquet_schema([${unknown.map(sqlString).join(', ')}])`,
   );
+  const read = new Map<string, Map<number, FileColumn>>(unknown.map((path) => [path, new Map()]));
   const remaining = new Map<string, number[]>();
   for (const [file, name, fieldId, children, signature] of reader.getRowsJS()) {
     const path = String(file);
@@ -492,15 +504,33 @@ async function fileColumnsById(conn: DuckDBConnection, scan: TableScanInput): Pr
     if (depth > 0) stack[depth - 1]! -= 1;
     const n = children === null ? 0 : Number(children);
     if (depth === 1 && n === 0 && fieldId !== null) {
-      let columns = out.get(path);
-      if (columns === undefined) out.set(path, columns = new Map());
+      let columns = read.get(path);
+      if (columns === undefined) read.set(path, columns = new Map());
       columns.set(Number(fieldId), { name: String(name), signature: String(signature) });
     }
     if (n > 0) stack.push(n);
     while (stack.length > 0 && stack[stack.length - 1] === 0) stack.pop();
   }
+  for (const [path, columns] of read) {
+    if (columns.size > 0) out.set(path, columns);
+    const size = files.get(path);
+    if (size === undefined) continue;
+    footerColumns.delete(path);
+    footerColumns.set(path, { size, columns });
+    if (footerColumns.size > MAX_FOOTERS_KEPT) footerColumns.delete(footerColumns.keys().next().value!);
+  }
   return out;
 }
+
+/**
+ * Top-level columns of data files already inspected, by local path with the file's size: Iceberg
+ * never rewrites a data file in place (a file is written once under a new name), so the footer of
+ * a path is read once per worker, not once per query (a query over a small table spent a
+ * millisecond on it). The size from the manifest guards against a file replaced under the same
+ * name outside Iceberg. Oldest first out.
+ */
+const footerColumns = new Map<string, { readonly size: number; readonly columns: Map<number, FileColumn> }>();
+const MAX_FOOTERS_KEPT = 4096;
 
 async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, readonly string[]>> {
   const paths = scan.tasks.map((t) => localPath(t.file.filePath, scan.locationMappings ?? []));
