@@ -97,7 +97,10 @@ export async function loadManifestFiles(io: FileIO, snapshot: Snapshot): Promise
 }
 
 /** Live (not deleted) entries of a snapshot's manifests, with inheritance applied. */
-export async function loadLiveEntries(io: FileIO, snapshot: Snapshot): Promise<readonly { readonly manifest: ManifestFile; readonly entry: ManifestEntry }[]> {
+/** The live (added or existing) entries of a snapshot's manifests, each with its manifest. */
+export type LiveEntries = readonly { readonly manifest: ManifestFile; readonly entry: ManifestEntry }[];
+
+export async function loadLiveEntries(io: FileIO, snapshot: Snapshot): Promise<LiveEntries> {
   const manifests = await loadManifestFiles(io, snapshot);
   const loaded = await Promise.all(
     manifests.map(async (m) => {
@@ -120,11 +123,15 @@ function partitionKey(specId: number, values: DataFile['partition']): string {
  * delete applies when the data file's sequence number < the delete's and the partition is the same or
  * the delete's spec is unpartitioned (a global delete).
  */
-export async function planScan(metadata: TableMetadata, io: FileIO, selector: SnapshotSelector = { kind: 'current' }): Promise<ScanPlan> {
+export async function planScan(
+  metadata: TableMetadata, io: FileIO, selector: SnapshotSelector = { kind: 'current' },
+  /** Where the snapshot's live entries come from (a cache, `MetadataFiles.liveEntries`); by default they are read. */
+  liveEntries: (io: FileIO, snapshot: Snapshot) => Promise<LiveEntries> = loadLiveEntries,
+): Promise<ScanPlan> {
   const snapshot = resolveSnapshot(metadata, selector);
   const schema = selector.kind === 'snapshot-id' && snapshot?.schemaId !== undefined ? (schemaById(metadata, snapshot.schemaId) ?? currentSchema(metadata)) : currentSchema(metadata);
   if (snapshot === undefined) return { snapshot, schema, tasks: [], deleteFiles: [], totalRecords: 0 };
-  const live = await loadLiveEntries(io, snapshot);
+  const live = await liveEntries(io, snapshot);
   const toScanFile = ({ manifest, entry }: (typeof live)[number]): ScanFile => ({
     file: entry.dataFile,
     specId: manifest.partitionSpecId,

@@ -8,6 +8,8 @@ import type { MetaStore } from '../store/meta-store.js';
 import { remapLocations, type FileIO } from '../../storage-creds/file-io.js';
 import { parseTableMetadata, serializeTableMetadata, type TableMetadata } from '../iceberg/table-metadata.js';
 import { parseViewMetadata, serializeViewMetadata, type ViewMetadata } from '../iceberg/view-metadata.js';
+import { loadLiveEntries, type LiveEntries } from '../iceberg/scan.js';
+import type { Snapshot } from '../iceberg/snapshot.js';
 import { assertStorableText } from './context.js';
 import type { CatalogRecord } from './store.js';
 
@@ -77,11 +79,29 @@ export class MetadataFiles {
   private readonly views: LruCache<string, ViewMetadata>;
   /** Serialized REST bodies by (catalog, location, variant): loadTable answers from here. */
   readonly responses: LruCache<string, string>;
+  /** Decoded live manifest entries by (catalog, manifest list): what a scan of a snapshot plans from. */
+  private readonly entries: LruCache<string, LiveEntries>;
 
   constructor(private readonly io: FileIO, capacity = 2048) {
     this.tables = new LruCache(capacity, METADATA_CACHE_BYTES);
     this.views = new LruCache(capacity, METADATA_CACHE_BYTES);
     this.responses = new LruCache(capacity, METADATA_CACHE_BYTES);
+    this.entries = new LruCache(capacity, METADATA_CACHE_BYTES);
+  }
+
+  /**
+   * A snapshot's live manifest entries, read once per catalog: a manifest list and its manifests
+   * are immutable (a commit writes new ones), so the entries of a manifest list never change; a
+   * query over a small table spent more on reading and decoding them than on the rest of planning.
+   * Weighed at ≈ 1 KB an entry (a decoded entry with its bounds).
+   */
+  async liveEntries(catalog: CatalogRecord, io: FileIO, snapshot: Snapshot): Promise<LiveEntries> {
+    const key = `${catalog.id} ${snapshot.manifestList}`;
+    const cached = this.entries.get(key);
+    if (cached !== undefined) return cached;
+    const live = await loadLiveEntries(io, snapshot);
+    this.entries.set(key, live, 1024 * Math.max(1, live.length));
+    return live;
   }
 
   /** The FileIO of a catalog: the deployment's storage seen through the catalog's location remappings. */

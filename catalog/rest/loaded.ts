@@ -4,9 +4,12 @@ import type { ViewMetadata } from '../iceberg/view-metadata.js';
 import { FileNotFoundError } from '../../storage-creds/file-io.js';
 import { CatalogError } from './errors.js';
 import type { EntityIdent } from './context.js';
+import type { CatalogRecord } from './store.js';
 
 export interface LoadedTable {
   readonly catalogId: string;
+  /** The catalog as this load read it (loads that read it together with the table say so). */
+  readonly catalog?: CatalogRecord;
   readonly ident: EntityIdent;
   /** Absent only for a staged create (nothing written yet). */
   readonly metadataLocation?: string;

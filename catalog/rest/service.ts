@@ -6,6 +6,8 @@
  * authorization (tenant scoping), business logic.
  */
 import type { JsonValue } from '../iceberg/json.js';
+import { planScan, type ScanPlan, type SnapshotSelector } from '../iceberg/scan.js';
+import type { TableMetadata } from '../iceberg/table-metadata.js';
 import type { TableRequirement, TableUpdate } from '../iceberg/table-updates.js';
 import type { ViewRequirement, ViewUpdate } from '../iceberg/view-metadata.js';
 import type { MetaStore } from '../store/meta-store.js';
@@ -74,6 +76,14 @@ export class CatalogService {
   /** The FileIO through which `catalog`'s tables are read and written (remappings applied). */
   async fileIOFor(ctx: CatalogContext, catalog: string): Promise<FileIO> {
     return this.deps.files.ioFor(await requireCatalog(this.deps.store, ctx, catalog));
+  }
+
+  /**
+   * Plans a scan of a table of `catalog` (a record the caller loaded for this request): its
+   * snapshot's manifest entries come from the catalog's cache of immutable manifest lists.
+   */
+  planScan(catalog: CatalogRecord, metadata: TableMetadata, selector?: SnapshotSelector): Promise<ScanPlan> {
+    return planScan(metadata, this.deps.files.ioFor(catalog), selector, (io, snapshot) => this.deps.files.liveEntries(catalog, io, snapshot));
   }
 
   // Namespaces ----------------------------------------------------------------------------

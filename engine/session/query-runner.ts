@@ -13,9 +13,9 @@ import { floeError, isFloeError, FloeError } from '../../grammar/errors.js';
 import type { Parser } from '../../grammar/parser.js';
 import type { Query, Statement } from '../../grammar/ir.js';
 import { planFeatures, queryType } from '../../grammar/analysis.js';
-import { planScan } from '../../catalog/iceberg/scan.js';
 import type { FileScanTask } from '../../catalog/iceberg/scan.js';
 import type { CatalogService } from '../../catalog/rest/service.js';
+import type { CatalogRecord } from '../../catalog/rest/store.js';
 import { toCatalogError } from '../../catalog/rest/errors.js';
 import {
   bindStatement, classifyWorkload, constantResult, estimatedRows, formatTableName, fragmentQuery, planScans, tableKey, isSystemTableName,
@@ -54,7 +54,35 @@ const NO_FRAGMENTS: FragmentPlan = { fragments: [] };
 const MAX_BIND_ROUNDS = 40;
 
 export class QueryRunner {
+  /**
+   * The catalogs a statement reads, by name, read once per statement: loading a table brings its
+   * catalog along, and planning files and location mappings reuse it instead of reading the
+   * catalog again (two store round trips per query; one record per statement is also the
+   * consistent view of it). Keyed by the statement's context, so it goes with the statement.
+   */
+  readonly #catalogs = new WeakMap<StatementContext, Map<string, Promise<CatalogRecord>>>();
+
   constructor(private readonly o: QueryRunnerOptions) {}
+
+  private catalogsOf(ctx: StatementContext): Map<string, Promise<CatalogRecord>> {
+    let m = this.#catalogs.get(ctx);
+    if (m === undefined) this.#catalogs.set(ctx, m = new Map());
+    return m;
+  }
+
+  /** The catalog record of `name` for this statement (its error as the SQL error of that name). */
+  private catalogRecord(ctx: StatementContext, name: string): Promise<CatalogRecord> {
+    const m = this.catalogsOf(ctx);
+    let p = m.get(name);
+    if (p === undefined) {
+      p = this.o.catalog.loadCatalog(catalogContextOf(ctx), name).catch((e: unknown) => {
+        m.delete(name);
+        throw sqlErrorOf(e, name);
+      });
+      m.set(name, p);
+    }
+    return p;
+  }
 
   async run(ctx: StatementContext, statement: Statement): Promise<RowSet> {
     switch (statement.kind) {
@@ -93,6 +121,8 @@ export class QueryRunner {
     const ident = { namespace: name.namespace, name: name.name };
     try {
       const t = await this.o.catalog.loadTable(cc, name.catalog, ident);
+      const catalogs = this.catalogsOf(ctx);
+      if (t.catalog !== undefined && !catalogs.has(name.catalog)) catalogs.set(name.catalog, Promise.resolve(t.catalog));
       return { kind: 'table', metadata: t.metadata };
     } catch (e) {
       const c = toCatalogError(e);
@@ -119,12 +149,11 @@ export class QueryRunner {
 
   /** The files of each scan, after pruning: manifests are read through the catalog's FileIO. */
   private async planFiles(ctx: StatementContext, bound: BoundQuery): Promise<(readonly FileScanTask[])[]> {
-    const cc = catalogContextOf(ctx);
     return Promise.all(bound.scans.map(async (scan) => {
       if (scan.snapshot === undefined) return [];
+      const catalog = await this.catalogRecord(ctx, scan.table.catalog);
       try {
-        const io = await this.o.catalog.fileIOFor(cc, scan.table.catalog);
-        return (await planScan(scan.metadata, io, scan.selector)).tasks;
+        return (await this.o.catalog.planScan(catalog, scan.metadata, scan.selector)).tasks;
       } catch (e) {
         throw sqlErrorOf(e, scan.table.name);
       }
@@ -245,14 +274,8 @@ export class QueryRunner {
 
   /** Each scan carries its catalog's location mappings, so workers read registered tables in place. */
   private async withLocationMappings(ctx: StatementContext, bound: BoundQuery, plan: FragmentPlan): Promise<FragmentPlan> {
-    const cc = catalogContextOf(ctx);
     const catalogOfTable = new Map(bound.scans.map((b) => [formatTableName(b.table), b.table.catalog] as const));
-    const catalogs = new Map<string, Awaited<ReturnType<CatalogService['loadCatalog']>>>();
-    const byName = async (name: string) => {
-      let c = catalogs.get(name);
-      if (!c) catalogs.set(name, c = await this.o.catalog.loadCatalog(cc, name).catch((e: unknown) => { throw sqlErrorOf(e, name); }));
-      return c;
-    };
+    const byName = (name: string) => this.catalogRecord(ctx, name);
     const fragments = await Promise.all(plan.fragments.map(async (f) => ({
       ...f,
       scans: await Promise.all(f.scans.map(async (s) => {

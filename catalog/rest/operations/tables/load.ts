@@ -14,5 +14,5 @@ export async function loadTable(deps: CatalogDeps, ctx: CatalogContext, catalogN
   if (catalog === undefined) throw noSuchWarehouse(catalogName);
   const row = entity !== undefined && entity.kind === 'table' ? entity : await requireTable(deps.store, catalog, ident);
   const metadata = await readingMetadata(deps.files.readTable(catalog, row.metadataLocation));
-  return { catalogId: catalog.id, ident, metadataLocation: row.metadataLocation, metadata, config: NO_CONFIG };
+  return { catalogId: catalog.id, catalog, ident, metadataLocation: row.metadataLocation, metadata, config: NO_CONFIG };
 }
