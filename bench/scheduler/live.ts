@@ -99,7 +99,7 @@ interface LiveServer {
   close(): Promise<void>;
 }
 
-export async function startServer(dataDir: string, kind: 'mlfq' | 'fifo', quantumMs: number, workers: number, databaseUrl: string | null): Promise<LiveServer> {
+async function startServer(dataDir: string, kind: 'mlfq' | 'fifo', quantumMs: number, workers: number, databaseUrl: string | null): Promise<LiveServer> {
   const base: FloeConfig = {
     ...DEFAULT_CONFIG, data_dir: dataDir, logging: { level: 'silent' },
     store: { ...DEFAULT_CONFIG.store, database_url: databaseUrl },
@@ -162,7 +162,7 @@ function literal(value: string, type: string): string {
   return value;
 }
 
-export async function loadTpch(s: LiveServer): Promise<{ rows: number; ms: number }> {
+async function loadTpch(s: LiveServer): Promise<{ rows: number; ms: number }> {
   const t0 = performance.now();
   const ok = async (sql: string): Promise<void> => {
     const r = await s.query(sql);
@@ -192,7 +192,7 @@ const BATCH = ['01', '03', '09', '18'].map((n) => tpchQuery(n).replaceAll(/\blin
 const BATCH_SESSION = { 'svc.workload_class': 'batch' };
 
 /** Interactive Q6 every `gapMs` for `durationMs`, with `streams` batch clients looping over the batch queries. */
-export async function segment(s: LiveServer, streams: number, durationMs: number, gapMs: number, offset: number): Promise<{ latencies: number[]; batchCompleted: number; errors: number }> {
+async function segment(s: LiveServer, streams: number, durationMs: number, gapMs: number, offset: number): Promise<{ latencies: number[]; batchCompleted: number; errors: number }> {
   let stop = false;
   let batchCompleted = 0;
   let errors = 0;
