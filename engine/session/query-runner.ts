@@ -333,10 +333,7 @@ function explainRows(plan: FragmentPlan, cls: string, reason: string, rows: numb
     `workload class: ${cls} (${reason}); priority ${limits.priority}, timeout ${limits.timeoutMs} ms, memory cap ${limits.memoryCapBytes} bytes`,
     `estimated rows: ${rows}`,
   ];
-  if (constant !== undefined) {
-    lines.push('answered by the coordinator: a constant select list, no fragment runs');
-    return { columns: ['plan'], types: ['VARCHAR'], rows: lines.map((l) => [l]) };
-  }
+  if (constant !== undefined) lines.push('answered by the coordinator: a constant select list, no fragment runs');
   for (const f of plan.fragments) {
     lines.push(`fragment ${f.id}${f.inputs.length > 0 ? ` (reads fragments ${f.inputs.join(', ')})` : ''}: ${f.sql}`);
     for (const s of f.scans) lines.push(`  scan ${s.relation} = ${s.tableName}: ${s.tasks.length} files, ${s.estimatedRows} rows, ${s.estimatedBytes} bytes`);
