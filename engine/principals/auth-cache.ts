@@ -1,11 +1,13 @@
 /**
  * What authentication reads on every request, kept in memory and kept true: a principal's auth
- * state (status, session epoch, roles) by id, and a client with its principal by client id.
+ * state (status, session epoch, roles) by id, a client with its principal by client id, and a live
+ * personal access token by its SHA-256.
  *
  * Every authenticated request reads the principal's status and epoch, and every client-credentials
  * token reads the client: one store round trip each, which on embedded PGlite runs on the event
  * loop and costs more than the rest of the request. The store announces every change to those rows
- * (migration 0006: a trigger calls `pg_notify('floe_auth', <principal id>)`), whoever makes it, and
+ * (migrations 0006 and 0007: a trigger calls `pg_notify('floe_auth', <principal id>)`, for a PAT its
+ * owner's id), whoever makes it, and
  * the store delivers this process's own announcements before the changing statement resolves
  * (catalog/store/meta-store.ts, `StoreNotifications`). So:
  *
@@ -20,6 +22,7 @@
  */
 import type { MetaStore, SqlExecutor } from '../../catalog/store/meta-store.js';
 import { loadClientPrincipal, type ClientPrincipal } from './clients.js';
+import { loadPat, type PatRecord, type PatStates } from './credentials.js';
 import { loadPrincipalAuthState, type PrincipalAuthState } from './principals.js';
 
 /** Reads a principal's auth state; the cache and the plain store both answer it. */
@@ -43,9 +46,11 @@ export interface AuthStateCacheOptions {
 
 const DEFAULT_MAX_ENTRIES = 10_000;
 
-export class AuthStateCache implements PrincipalStates {
+export class AuthStateCache implements PrincipalStates, PatStates {
   readonly #principals = new Map<string, PrincipalAuthState>();
   readonly #clients = new Map<string, ClientPrincipal>();
+  /** Live PATs by the hex SHA-256 of the token (the plaintext is never kept). */
+  readonly #pats = new Map<string, PatRecord>();
   readonly #maxEntries: number;
   #generation = 0;
   readonly #unlisten: () => void;
@@ -77,9 +82,25 @@ export class AuthStateCache implements PrincipalStates {
     return loaded;
   }
 
+  async pat(tokenSha256Hex: string): Promise<PatRecord | undefined> {
+    const cached = this.#pats.get(tokenSha256Hex);
+    if (cached !== undefined && this.store.notifications.delivering()) return cached;
+    const generation = this.#generation;
+    const loaded = await loadPat(this.store, tokenSha256Hex);
+    // Unknown and revoked tokens are not kept, as unknown client ids are not.
+    if (loaded !== undefined && this.keepable(generation)) remember(this.#pats, tokenSha256Hex, loaded, this.#maxEntries);
+    return loaded;
+  }
+
+  /** `last_used_at` is not announced (it changes on use, not on a decision): the entry keeps it. */
+  patUsed(tokenSha256Hex: string, atMs: number): void {
+    const cached = this.#pats.get(tokenSha256Hex);
+    if (cached !== undefined) this.#pats.set(tokenSha256Hex, { ...cached, lastUsedAtMs: atMs });
+  }
+
   /** Entries held, for tests and metrics. */
-  get size(): { readonly principals: number; readonly clients: number } {
-    return { principals: this.#principals.size, clients: this.#clients.size };
+  get size(): { readonly principals: number; readonly clients: number; readonly pats: number } {
+    return { principals: this.#principals.size, clients: this.#clients.size, pats: this.#pats.size };
   }
 
   close(): void {
@@ -91,16 +112,18 @@ export class AuthStateCache implements PrincipalStates {
     return generation === this.#generation && this.store.notifications.delivering();
   }
 
-  /** Drops what an announcement names: one principal (and its clients) or, for `*`, everything. */
+  /** Drops what an announcement names: one principal (its clients and PATs) or, for `*`, everything. */
   private forget(principalId: string): void {
     this.#generation++;
     if (principalId === '*') {
       this.#principals.clear();
       this.#clients.clear();
+      this.#pats.clear();
       return;
     }
     this.#principals.delete(principalId);
     for (const [clientId, c] of this.#clients) if (c.client.principalId === principalId) this.#clients.delete(clientId);
+    for (const [hash, pat] of this.#pats) if (pat.principalId === principalId) this.#pats.delete(hash);
   }
 }
 

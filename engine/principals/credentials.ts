@@ -7,7 +7,7 @@
 import { createPublicKey } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { SqlExecutor } from '../../catalog/store/meta-store.js';
-import { canAuthenticate, loadPrincipalAuthState, type PrincipalAuthState, type PrincipalKind, type PrincipalStatus } from './principals.js';
+import { canAuthenticate, loadPrincipalAuthState, type PrincipalAuthState } from './principals.js';
 import { isScope, type Scope } from './scopes.js';
 import { sha256 } from './secrets.js';
 import { isWellFormedPat } from './token-format.js';
@@ -23,31 +23,63 @@ export interface PatGrant {
 /** `last_used_at` is written at most this often per PAT (a hot PAT would otherwise write per exchange). */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-interface PatRow {
-  pat_id: string; scope: string[]; expires_at: Date | null; last_used_at: Date | null;
-  id: string; tenant_id: string; kind: PrincipalKind; name: string; status: PrincipalStatus; session_epoch: number | string;
-  is_bootstrap_principal: boolean; roles: string[] | null;
+/** A live (not revoked) PAT as authentication reads it; its owner is read on its own. */
+export interface PatRecord {
+  readonly patId: string;
+  readonly tenantId: string;
+  readonly principalId: string;
+  readonly scopes: readonly Scope[];
+  readonly expiresAtMs: number | null;
+  readonly lastUsedAtMs: number | null;
 }
 
-export async function authenticatePat(db: SqlExecutor, token: string, nowMs: number): Promise<CredentialCheck<PatGrant>> {
-  if (!isWellFormedPat(token)) return { ok: false, reason: 'not a personal access token' };
-  const row = (await db.query<PatRow>(
-    `SELECT t.id AS pat_id, t.scope, t.expires_at, t.last_used_at,
-            p.id, p.tenant_id, p.kind, p.name, p.status, p.session_epoch, p.is_bootstrap_principal,
-            (SELECT array_agg(r.role ORDER BY r.role) FROM principal_roles r WHERE r.principal_id = p.id) AS roles
-       FROM personal_access_tokens t JOIN principals p ON p.id = t.principal_id
-      WHERE t.token_sha256 = $1 AND t.revoked_at IS NULL`, [sha256(token)])).rows[0];
-  if (!row) return { ok: false, reason: 'unknown or revoked personal access token' };
-  if (row.expires_at && row.expires_at.getTime() <= nowMs) return { ok: false, reason: 'personal access token expired' };
-  const principal: PrincipalAuthState = {
-    id: row.id, tenantId: row.tenant_id, kind: row.kind, name: row.name, status: row.status,
-    sessionEpoch: Number(row.session_epoch), roles: row.roles ?? [], isBootstrap: row.is_bootstrap_principal,
+/** Where a PAT exchange reads the token and its owner: the store, or the auth-state cache over it. */
+export interface PatStates {
+  principal(tenantId: string, principalId: string): Promise<PrincipalAuthState | undefined>;
+  /** The live PAT with this SHA-256 (hex), if any. */
+  pat(tokenSha256Hex: string): Promise<PatRecord | undefined>;
+  /** `last_used_at` was written: a cache keeps the time, so that the next write waits its turn. */
+  patUsed(tokenSha256Hex: string, atMs: number): void;
+}
+
+export async function loadPat(db: SqlExecutor, tokenSha256Hex: string): Promise<PatRecord | undefined> {
+  const row = (await db.query<{ id: string; tenant_id: string; principal_id: string; scope: string[]; expires_at: Date | null; last_used_at: Date | null }>(
+    `SELECT id, tenant_id, principal_id, scope, expires_at, last_used_at FROM personal_access_tokens
+      WHERE token_sha256 = $1 AND revoked_at IS NULL`, [Buffer.from(tokenSha256Hex, 'hex')])).rows[0];
+  if (!row) return undefined;
+  return {
+    patId: row.id, tenantId: row.tenant_id, principalId: row.principal_id, scopes: row.scope.filter(isScope),
+    expiresAtMs: row.expires_at?.getTime() ?? null, lastUsedAtMs: row.last_used_at?.getTime() ?? null,
   };
-  if (!canAuthenticate(principal)) return { ok: false, reason: 'the owner may not sign in' };
-  if (!row.last_used_at || nowMs - row.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) {
-    await db.query('UPDATE personal_access_tokens SET last_used_at = $2 WHERE id = $1', [row.pat_id, new Date(nowMs)]);
+}
+
+/** PAT exchange straight from the store (CLIs, tests of the uncached path). */
+export function storePatStates(db: SqlExecutor): PatStates {
+  return {
+    principal: (tenantId, principalId) => loadPrincipalAuthState(db, tenantId, principalId),
+    pat: (hash) => loadPat(db, hash),
+    patUsed: () => {},
+  };
+}
+
+/**
+ * Checks a presented PAT: well formed (prefix and checksum, before any read), live, not expired,
+ * its owner allowed to sign in. Records the use, at most once per LAST_USED_RESOLUTION_MS.
+ */
+export async function authenticatePat(db: SqlExecutor, states: PatStates, token: string, nowMs: number): Promise<CredentialCheck<PatGrant>> {
+  if (!isWellFormedPat(token)) return { ok: false, reason: 'not a personal access token' };
+  const hash = sha256(token).toString('hex');
+  const pat = await states.pat(hash);
+  if (!pat) return { ok: false, reason: 'unknown or revoked personal access token' };
+  if (pat.expiresAtMs !== null && pat.expiresAtMs <= nowMs) return { ok: false, reason: 'personal access token expired' };
+  const principal = await states.principal(pat.tenantId, pat.principalId);
+  if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'the owner may not sign in' };
+  if (pat.lastUsedAtMs === null || nowMs - pat.lastUsedAtMs >= LAST_USED_RESOLUTION_MS) {
+    // Noted first, so that exchanges arriving while the write runs do not write again.
+    states.patUsed(hash, nowMs);
+    await db.query('UPDATE personal_access_tokens SET last_used_at = $2 WHERE id = $1', [pat.patId, new Date(nowMs)]);
   }
-  return { ok: true, value: { principal, scopes: row.scope.filter(isScope) } };
+  return { ok: true, value: { principal, scopes: pat.scopes } };
 }
 
 export interface AssertionOptions {

@@ -243,7 +243,7 @@ async function patGrant(state: FloeState, req: FastifyRequest, form: TokenForm):
   const pat = form.get('pat');
   if (!pat) throw new OAuthRefusal('invalid_request', 'pat is required');
   const addressKey = checkAddress(state, req);
-  const checked = await authenticatePat(state.store, pat, state.clock.now());
+  const checked = await authenticatePat(state.store, state.authStates, pat, state.clock.now());
   if (!checked.ok) {
     state.failuresByAddress.recordFailure(addressKey);
     throw new OAuthRefusal('invalid_grant', 'the personal access token is not valid');

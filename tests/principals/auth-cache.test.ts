@@ -4,12 +4,16 @@
  * once its announcement arrives; while nobody listens, the cache is bypassed.
  */
 import t from 'tap';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { openStore } from '../../catalog/store/open-store.js';
 import { LISTENER_APPLICATION_NAME } from '../../catalog/store/pg-store.js';
 import { AuthStateCache } from '../../engine/principals/auth-cache.js';
 import { bootstrapIfEmpty } from '../../engine/principals/bootstrap.js';
 import { checkClientSecret, createClient } from '../../engine/principals/clients.js';
+import { authenticatePat } from '../../engine/principals/credentials.js';
+import { sha256 } from '../../engine/principals/secrets.js';
+import { newPat, patDisplayPrefix } from '../../engine/principals/token-format.js';
 import { createServiceAccount } from '../../engine/principals/principals.js';
 import { createPostgresDatabase, onEachBackend, POSTGRES_ADMIN_URL } from '../helpers/stores.js';
 
@@ -131,4 +135,60 @@ t.test('PostgreSQL: another process is heard; an outage empties and bypasses the
   await theirs.query(`UPDATE principals SET status = 'SUSPENDED' WHERE id = $1`, [p.id]);
   await until('heard after the reconnect', async () => (await cache.principal(TENANT, p.id))?.status === 'SUSPENDED');
   t.pass('heard after the reconnect');
+});
+
+t.test('personal access tokens: kept by hash, every decision-making change seen by the next exchange', async (t) => {
+  await onEachBackend(t, async (t, store) => {
+    await bootstrapIfEmpty(store);
+    const cache = new AuthStateCache(store);
+    t.teardown(() => cache.close());
+    await until('the store listens', async () => store.notifications.delivering());
+    const owner = await createServiceAccount(store, { tenantId: TENANT, name: 'pat-owner' });
+    const token = newPat();
+    const patId = randomUUID();
+    await store.query(
+      `INSERT INTO personal_access_tokens (id, tenant_id, principal_id, name, token_sha256, token_prefix, scope, created_at, expires_at)
+       VALUES ($1, $2, $3, 'p', $4, $5, $6, now(), $7)`,
+      [patId, TENANT, owner.id, sha256(token), patDisplayPrefix(token), ['sql', 'table:read'], new Date(Date.now() + 3_600_000)]);
+    const exchange = () => authenticatePat(store, cache, token, Date.now());
+
+    const first = await exchange();
+    t.ok(first.ok, 'a live PAT authenticates');
+    if (first.ok) t.same(first.value.scopes, ['sql', 'table:read']);
+    await until('kept', async () => (await exchange()).ok && cache.size.pats === 1);
+    const lastUsed = async () => (await store.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM personal_access_tokens WHERE id = $1', [patId])).rows[0]!.last_used_at;
+    const usedAt = await lastUsed();
+    t.ok(usedAt, 'the first exchange records its use');
+    await exchange();
+    t.same(await lastUsed(), usedAt, 'later exchanges within the resolution do not write again');
+    t.equal(cache.size.pats, 1, 'writing last_used_at announces nothing');
+    const later = await authenticatePat(store, cache, token, Date.now() + 61_000);
+    t.ok(later.ok);
+    t.not((await lastUsed())?.getTime(), usedAt?.getTime(), 'a use past the resolution is written');
+
+    t.notOk((await authenticatePat(store, cache, `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`, Date.now())).ok, 'another token is refused');
+
+    await store.query(`UPDATE personal_access_tokens SET scope = $2 WHERE id = $1`, [patId, ['sql']]);
+    const rescoped = await exchange();
+    t.ok(rescoped.ok && rescoped.value.scopes.length === 1, 'a new scope is seen at once');
+
+    await store.query(`UPDATE personal_access_tokens SET expires_at = now() - interval '1 second' WHERE id = $1`, [patId]);
+    t.same(await exchange(), { ok: false, reason: 'personal access token expired' }, 'a new expiry is seen at once');
+    await store.query(`UPDATE personal_access_tokens SET expires_at = now() + interval '1 hour' WHERE id = $1`, [patId]);
+    t.ok((await exchange()).ok);
+
+    await store.query(`UPDATE principals SET status = 'SUSPENDED' WHERE id = $1`, [owner.id]);
+    t.same(await exchange(), { ok: false, reason: 'the owner may not sign in' }, "the owner's suspension is seen at once");
+    await store.query(`UPDATE principals SET status = 'ACTIVE' WHERE id = $1`, [owner.id]);
+    t.ok((await exchange()).ok);
+
+    await store.query('UPDATE personal_access_tokens SET revoked_at = now() WHERE id = $1', [patId]);
+    t.same(await exchange(), { ok: false, reason: 'unknown or revoked personal access token' }, 'revocation is seen at once');
+    t.equal(cache.size.pats, 0, 'a revoked token is not kept');
+
+    await store.query('UPDATE personal_access_tokens SET revoked_at = NULL WHERE id = $1', [patId]);
+    t.ok((await exchange()).ok);
+    await store.query('DELETE FROM personal_access_tokens WHERE id = $1', [patId]);
+    t.notOk((await exchange()).ok, 'deletion is seen at once');
+  });
 });
