@@ -8,11 +8,11 @@
  *    ≥ 200/s; baseline: bare signed POSTs to the same receiver without the store, as a ratio.
  * 3. `SELECT 1` p99 through POST /api/query over HTTP (route, auth, parse, admission, history;
  *    a constant query, answered without a worker) idle and while 50 sign-ins (Argon2id) run
- *    concurrently: at most 20% above idle. `SELECT 1 + 1`, which a DuckDB worker runs, is timed
- *    beside it in the same loop (informational). Three rounds
- *    of an idle window then 50 sign-ins, interleaved so both sides see the same machine. The
- *    metadata store's own `SELECT 1`, the event-loop delay and the sign-ins per second are
- *    recorded beside it. FLOE_BENCH_HASHING=in_process runs it with hashing in the server process.
+ *    concurrently: at most 20% above idle. Four rounds of 50 sign-ins, each followed by an idle
+ *    window as long, so both sides see the same machine; the probe has its own connection.
+ *    Then, in two rounds of their own (informational): `SELECT 1 + 1`, which a DuckDB worker
+ *    runs, and the metadata store's own `SELECT 1`. The event-loop delay and the sign-ins per
+ *    second are recorded beside them. FLOE_BENCH_HASHING=in_process runs it with hashing in the server process.
  *
  * Needs PostgreSQL on 127.0.0.1:5432 (FLOE_BENCH_POSTGRES_URL) and the openssl CLI.
  */
@@ -41,6 +41,8 @@ const ADMIN_URL = process.env.FLOE_BENCH_POSTGRES_URL ?? 'postgres://postgres@12
 const CLIENT_ID = 'floe_bench_admin';
 const CLIENT_SECRET = 'fcs_bench-secret-0123456789abcdefghij';
 const DURATION_MS = Number(process.env.FLOE_BENCH_SECONDS ?? 5) * 1000;
+/** Rounds of 50 sign-ins with SELECT 1, each followed by an idle window as long (FLOE_BENCH_ROUNDS); half as many with the other probes. */
+const ROUNDS = Number(process.env.FLOE_BENCH_ROUNDS ?? 4);
 const CONCURRENCY = 32;
 
 async function withDatabase<T>(fn: (url: string) => Promise<T>): Promise<T> {
@@ -186,8 +188,11 @@ async function main(): Promise<void> {
       await bare.close();
 
       // SELECT 1 p99 idle vs while 50 sign-ins run, through /api/query and on the store directly.
+      // The probe has its own connection: on the sign-ins' agent it would wait for one of theirs
+      // (each held until its hash is done), a client-side wait that is not the server's latency.
+      const probe = new Agent({ connections: 1 });
       const queryOf = (sql: string) => async (): Promise<void> => {
-        const r = await request(`${base}/api/query`, { method: 'POST', dispatcher: http, headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ sql }) });
+        const r = await request(`${base}/api/query`, { method: 'POST', dispatcher: probe, headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ sql }) });
         const text = await r.body.text();
         if (r.statusCode !== 200) throw new Error(`${sql} answered ${r.statusCode}: ${text}`);
       };
@@ -201,49 +206,69 @@ async function main(): Promise<void> {
         await op();
         return performance.now() - s0;
       };
+      const p99 = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 99);
       for (let i = 0; i < 50; i++) { await querySelect(); await workerSelect(); } // warm-up (workers, parse cache)
       const signInBody = JSON.stringify({ username: 'bencher', password });
       if (await post('/api/auth/sign-in', signInBody, 'application/json') !== 200) throw new Error('warm-up sign-in failed'); // starts the hashing children
       const idleLoop = monitorEventLoopDelay({ resolution: 10 });
       const busyLoop = monitorEventLoopDelay({ resolution: 10 });
-      const idleQuery: number[] = [];
-      const idleStore: number[] = [];
-      const busyQuery: number[] = [];
-      const busyStore: number[] = [];
-      const idleWorker: number[] = [];
-      const busyWorker: number[] = [];
       const statuses: number[] = [];
       let signInMs = 0;
-      // Three rounds, each an idle window then 50 concurrent sign-ins, so that both sides see the
-      // same drift of the (shared) machine. p99 needs samples: 1,000 idle in all make it the
-      // tenth-worst value, which one descheduling does not move; the busy side gets as many or more.
-      for (let round = 0; round < 3; round++) {
-        idleLoop.enable();
-        for (let i = 0; i < 334; i++) {
-          idleQuery.push(await timed(querySelect));
-          idleWorker.push(await timed(workerSelect));
-          idleStore.push(await timed(storeSelect));
+      /**
+       * Rounds of 50 concurrent sign-ins, each followed by an idle window exactly as long, so that
+       * both sides see the same (shared, drifting) machine for the same time: the host's stalls
+       * land on either side alike, and both p99s rest on comparable sample counts. `probes` run in
+       * turn in a closed loop meanwhile; returns each probe's idle and busy latencies and the p99
+       * ratio of the first probe per round.
+       */
+      const rounds = async (count: number, probes: readonly (() => Promise<void>)[]) => {
+        const idle = probes.map((): number[] => []);
+        const busy = probes.map((): number[] => []);
+        const ratios: number[] = [];
+        const sample = async (into: number[][]): Promise<void> => {
+          for (let i = 0; i < probes.length; i++) into[i]!.push(await timed(probes[i]!));
+        };
+        for (let round = 0; round < count; round++) {
+          const busyFrom = busy[0]!.length;
+          const idleFrom = idle[0]!.length;
+          busyLoop.enable();
+          let signInsDone = false;
+          const signInStart = performance.now();
+          const signIns = Promise.all(Array.from({ length: 50 }, () => post('/api/auth/sign-in', signInBody, 'application/json')))
+            .finally(() => { signInsDone = true; });
+          while (!signInsDone) await sample(busy);
+          statuses.push(...await signIns);
+          const busyMs = performance.now() - signInStart;
+          signInMs += busyMs;
+          busyLoop.disable();
+          idleLoop.enable();
+          const idleUntil = performance.now() + busyMs;
+          while (performance.now() < idleUntil) await sample(idle);
+          idleLoop.disable();
+          ratios.push(p99(busy[0]!.slice(busyFrom)) / p99(idle[0]!.slice(idleFrom)));
         }
-        idleLoop.disable();
-        busyLoop.enable();
-        let signInsDone = false;
-        const signInStart = performance.now();
-        const signIns = Promise.all(Array.from({ length: 50 }, () => post('/api/auth/sign-in', signInBody, 'application/json')))
-          .finally(() => { signInsDone = true; });
-        while (!signInsDone) {
-          busyQuery.push(await timed(querySelect));
-          busyWorker.push(await timed(workerSelect));
-          busyStore.push(await timed(storeSelect));
-        }
-        statuses.push(...await signIns);
-        signInMs += performance.now() - signInStart;
-        busyLoop.disable();
-      }
+        return { idle, busy, ratios };
+      };
+      // The target's probe, SELECT 1, alone in its loop; then the informational probes (a worker's
+      // query and the store's SELECT 1) in rounds of their own. In one shared loop, each probe's
+      // tail also carried the wake-ups the others leave behind (the same 1.7-1.8x with a plain
+      // SCHED_IDLE busy loop in place of the sign-ins: docs/principals.md).
+      const select1 = await rounds(ROUNDS, [querySelect]);
+      const others = await rounds(Math.max(1, ROUNDS / 2), [workerSelect, storeSelect]);
+      await probe.close();
+      const idleQuery = select1.idle[0]!;
+      const busyQuery = select1.busy[0]!;
+      const roundRatios = select1.ratios;
+      const [idleWorker, idleStore] = others.idle as [number[], number[]];
+      const [busyWorker, busyStore] = others.busy as [number[], number[]];
       const idleLoopP99 = idleLoop.percentile(99) / 1e6;
       const busyLoopP99 = busyLoop.percentile(99) / 1e6;
       const signInsPerSecond = statuses.length / (signInMs / 1000);
       if (statuses.some((s) => s !== 200)) throw new Error(`sign-ins failed: ${statuses.filter((s) => s !== 200).length}`);
-      const p99 = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 99);
+      const distribution = (xs: number[]) => {
+        const sorted = [...xs].sort((a, b) => a - b);
+        return { p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), p999: percentile(sorted, 99.9), max: sorted[sorted.length - 1]! };
+      };
       const idleP99 = p99(idleQuery);
       const busyP99 = p99(busyQuery);
 
@@ -259,6 +284,11 @@ async function main(): Promise<void> {
         query_select1_p99_during_50_sign_ins_ms: busyP99,
         query_select1_p99_ratio: busyP99 / idleP99,
         query_select1_samples_during_sign_ins: busyQuery.length,
+        query_select1_samples_idle: idleQuery.length,
+        query_select1_p99_ratio_by_round: roundRatios,
+        query_select1_idle_ms: distribution(idleQuery),
+        query_select1_during_sign_ins_ms: distribution(busyQuery),
+        rounds: ROUNDS,
         query_select1_answered_by: 'the server thread (a constant query, docs/planner.md)',
         worker_select_sql: 'SELECT 1 + 1',
         worker_select_p99_idle_ms: p99(idleWorker),
@@ -266,7 +296,7 @@ async function main(): Promise<void> {
         worker_select_p99_ratio: p99(busyWorker) / p99(idleWorker),
         store_select1_p99_idle_ms: p99(idleStore),
         store_select1_p99_during_50_sign_ins_ms: p99(busyStore),
-        // 150 sign-ins over the time they took, while SELECT 1 ran in a closed loop beside them.
+        // 50 sign-ins per round over the time they took, while SELECT 1 ran in a closed loop beside them.
         sign_ins_per_second_during_queries: signInsPerSecond,
         password_hashing: state.principals.passwords.mode.kind,
         password_hash_concurrency: state.principals.passwords.maxConcurrent,
