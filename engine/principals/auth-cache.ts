@@ -64,32 +64,16 @@ export class AuthStateCache implements PrincipalStates, PatStates {
   }
 
   async principal(tenantId: string, principalId: string): Promise<PrincipalAuthState | undefined> {
-    const cached = this.#principals.get(principalId);
-    if (cached !== undefined && this.store.notifications.delivering()) return cached.tenantId === tenantId ? cached : undefined;
-    const generation = this.#generation;
-    const loaded = await loadPrincipalAuthState(this.store, tenantId, principalId);
-    if (loaded !== undefined && this.keepable(generation)) remember(this.#principals, principalId, loaded, this.#maxEntries);
-    return loaded;
+    const state = await this.read(this.#principals, principalId, () => loadPrincipalAuthState(this.store, tenantId, principalId));
+    return state?.tenantId === tenantId ? state : undefined;
   }
 
-  async clientPrincipal(clientId: string): Promise<ClientPrincipal | undefined> {
-    const cached = this.#clients.get(clientId);
-    if (cached !== undefined && this.store.notifications.delivering()) return cached;
-    const generation = this.#generation;
-    const loaded = await loadClientPrincipal(this.store, clientId);
-    // Unknown ids are not kept: anyone can send any number of them.
-    if (loaded !== undefined && this.keepable(generation)) remember(this.#clients, clientId, loaded, this.#maxEntries);
-    return loaded;
+  clientPrincipal(clientId: string): Promise<ClientPrincipal | undefined> {
+    return this.read(this.#clients, clientId, () => loadClientPrincipal(this.store, clientId));
   }
 
-  async pat(tokenSha256Hex: string): Promise<PatRecord | undefined> {
-    const cached = this.#pats.get(tokenSha256Hex);
-    if (cached !== undefined && this.store.notifications.delivering()) return cached;
-    const generation = this.#generation;
-    const loaded = await loadPat(this.store, tokenSha256Hex);
-    // Unknown and revoked tokens are not kept, as unknown client ids are not.
-    if (loaded !== undefined && this.keepable(generation)) remember(this.#pats, tokenSha256Hex, loaded, this.#maxEntries);
-    return loaded;
+  pat(tokenSha256Hex: string): Promise<PatRecord | undefined> {
+    return this.read(this.#pats, tokenSha256Hex, () => loadPat(this.store, tokenSha256Hex));
   }
 
   /** `last_used_at` is not announced (it changes on use, not on a decision): the entry keeps it. */
@@ -106,6 +90,19 @@ export class AuthStateCache implements PrincipalStates, PatStates {
   close(): void {
     this.#unlisten();
     this.forget('*');
+  }
+
+  /**
+   * The entry, while the store is heard; else a load, kept only if no announcement came meanwhile.
+   * Misses (unknown client ids, unknown or revoked PATs) are not kept: anyone can send any number.
+   */
+  private async read<V>(map: Map<string, V>, key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
+    const cached = map.get(key);
+    if (cached !== undefined && this.store.notifications.delivering()) return cached;
+    const generation = this.#generation;
+    const loaded = await load();
+    if (loaded !== undefined && this.keepable(generation)) remember(map, key, loaded, this.#maxEntries);
+    return loaded;
   }
 
   private keepable(generation: number): boolean {
