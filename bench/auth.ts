@@ -12,7 +12,8 @@
  *    window as long, so both sides see the same machine; the probe has its own connection.
  *    Then, in two rounds of their own (informational): `SELECT 1 + 1`, which a DuckDB worker
  *    runs, and the metadata store's own `SELECT 1`. The event-loop delay and the sign-ins per
- *    second are recorded beside them. FLOE_BENCH_HASHING=in_process runs it with hashing in the server process.
+ *    second are recorded beside them. FLOE_BENCH_HASHING=in_process runs it with hashing in the
+ *    server process.
  *
  * Needs PostgreSQL on 127.0.0.1:5432 (FLOE_BENCH_POSTGRES_URL) and the openssl CLI.
  */

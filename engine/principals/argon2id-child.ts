@@ -65,8 +65,6 @@ function send(reply: ChildReply): void {
 const requested = Number(process.argv[2] ?? 0);
 const niceness = lowerPriority(Number.isInteger(requested) && requested >= 0 && requested <= 19 ? requested : 0);
 const idlePolicy = process.argv[3] === 'idle' && useIdlePolicy();
-import { existsSync as __e, readFileSync as __r } from 'node:fs';
-if (__e('/tmp/pin')) spawnSync('taskset', ['-a', '-p', '-c', __r('/tmp/pin', 'utf8').trim(), String(process.pid)], { stdio: 'ignore' });
 // Loaded only now, so that loading the binding already runs at the lowered priority.
 const { runArgon2idJob } = await import('./argon2id.js');
 

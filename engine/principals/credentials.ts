@@ -53,15 +53,6 @@ export async function loadPat(db: SqlExecutor, tokenSha256Hex: string): Promise<
   };
 }
 
-/** PAT exchange straight from the store (CLIs, tests of the uncached path). */
-export function storePatStates(db: SqlExecutor): PatStates {
-  return {
-    principal: (tenantId, principalId) => loadPrincipalAuthState(db, tenantId, principalId),
-    pat: (hash) => loadPat(db, hash),
-    patUsed: () => {},
-  };
-}
-
 /**
  * Checks a presented PAT: well formed (prefix and checksum, before any read), live, not expired,
  * its owner allowed to sign in. Records the use, at most once per LAST_USED_RESOLUTION_MS.
