@@ -101,9 +101,10 @@ export function tpchQuery(n: number): string {
 /** Tables split into one "file" per year of this column. */
 const SPLIT_BY: Readonly<Record<string, string>> = { lineitem: 'l_shipdate', orders: 'o_orderdate' };
 
+/** Rows as text; a fractional double is `~` and 10 significant digits (`~` tells it from a DECIMAL). */
 export async function rows(c: DuckDBConnection, sql: string): Promise<string[][]> {
   const reader = await c.runAndReadAll(sql);
-  return reader.getRows().map((r) => r.map((v) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toPrecision(10)) : v === null ? 'NULL' : String(v))));
+  return reader.getRows().map((r) => r.map((v) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : `~${v.toPrecision(10)}`) : v === null ? 'NULL' : String(v))));
 }
 
 function boundValue(type: PrimitiveType, text: string): IcebergValue {

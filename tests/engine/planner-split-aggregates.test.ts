@@ -54,6 +54,23 @@ const selectQuery = fc.record({
   return sql;
 });
 
+/**
+ * Equal rows, but for the last printed digit of a double: doubles are printed to 10 significant
+ * digits, and a split average may differ from DuckDB's single pass in the last binary digit
+ * (DuckDB divides in long double; docs/planner.md), which moves that digit when the value lies on
+ * a rounding boundary. DECIMAL and integer cells must be equal.
+ */
+function sameRows(actual: readonly string[][], expected: readonly string[][]): boolean {
+  const sameCell = (a: string, e: string): boolean => {
+    if (a === e) return true;
+    if (!a.startsWith('~') || !e.startsWith('~')) return false;
+    const x = Number(a.slice(1));
+    const y = Number(e.slice(1));
+    return Math.abs(x - y) <= 1e-9 * Math.max(Math.abs(x), Math.abs(y));
+  };
+  return actual.length === expected.length && actual.every((row, i) => row.length === expected[i]!.length && row.every((cell, j) => sameCell(cell, expected[i]![j]!)));
+}
+
 t.test('split plans give DuckDB answers', async (t) => {
   const db = await DuckDBInstance.create(':memory:');
   const c = await db.connect();
@@ -71,7 +88,7 @@ t.test('split plans give DuckDB answers', async (t) => {
       if (plan.fragments.length > 1) split++;
       const actual = await runPlan(c, plan, fileTables, tableOf);
       const ordered = /ORDER BY/.test(sql);
-      const same = ordered ? JSON.stringify(actual) === JSON.stringify(expected) : JSON.stringify([...actual].sort()) === JSON.stringify([...expected].sort());
+      const same = ordered ? sameRows(actual, expected) : sameRows([...actual].sort(), [...expected].sort());
       if (!same) throw new Error(`${sql}\n${plan.fragments.map((f) => f.sql).join('\n')}\nexpected ${JSON.stringify(expected.slice(0, 3))}\nactual ${JSON.stringify(actual.slice(0, 3))}`);
     }),
     { numRuns: 60 },
