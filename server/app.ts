@@ -60,11 +60,10 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   });
 
   app.addHook('onRequest', createAuthHook(state));
-  app.addHook('onResponse', async (req, reply) => {
-    state.metrics.httpDuration.observe(
-      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+  // A callback hook, not an async one: it is on every request's path and has nothing to await.
+  app.addHook('onResponse', (req, reply, done) => {
+    state.metrics.observeHttp(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 
   app.setNotFoundHandler((req, reply) =>

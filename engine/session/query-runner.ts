@@ -254,7 +254,7 @@ export class QueryRunner {
     const ticket = this.o.wlm.admit({
       queryId: ctx.queryId, ...routingOf(ctx, statement), workloadClass: c, priority: limits.priority,
       timeoutMs: limits.timeoutMs, memoryCapBytes: limits.memoryCapBytes, requestTimeoutMs: ctx.timeoutMs ?? null,
-    }, ctx.signal ? { signal: ctx.signal } : {});
+    }, ctx.cancellation ? { cancellation: ctx.cancellation } : {});
     ctx.lifecycle.classified({ workloadClass: c, resourceGroup: ticket.groupPath, priority: limits.priority });
     if (ticket.kind === 'rejected') throw ticket.error;
     const lease: QueryLease = await ticket.lease;

@@ -27,6 +27,7 @@ import { HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT } from '../history/query-histo
 import { statementAllowedUnderRestriction, tokenRestriction } from '../principals/index.js';
 import { refuseEngineStatement } from '../planner/isolation.js';
 import type { SystemViewer } from '../system/provider.js';
+import type { Cancellation } from '../wlm/index.js';
 
 /** Who runs the statement, as the auth hook established it. */
 export interface QueryPrincipal {
@@ -64,7 +65,7 @@ export interface QueryRequest {
   /** Where the query comes from (a dashboard, an ETL job): routing rules match it. */
   readonly source?: string;
   /** Cancels the statement (the client went away, or an operator cancelled it). */
-  readonly signal?: AbortSignal;
+  readonly cancellation?: Cancellation;
   /** The client asked for an Arrow IPC stream: queries build one beside the rows (only then). */
   readonly arrow?: boolean;
 }
@@ -96,7 +97,7 @@ export interface StatementContext {
   readonly lifecycle: QueryLifecycle;
   readonly timeoutMs: number | undefined;
   readonly source: string | undefined;
-  readonly signal: AbortSignal | undefined;
+  readonly cancellation: Cancellation | undefined;
   /** Build the Arrow IPC stream of a query's rows (the client asked for one). */
   readonly arrow?: boolean;
 }
@@ -188,7 +189,7 @@ export class QueryService {
       if (restriction !== undefined && !statementAllowedUnderRestriction(restriction, parsed.statement)) {
         throw floeError('PERMISSION_DENIED', { detail: restriction === 'change_password' ? 'the password must be changed first (ALTER USER SELF SET PASSWORD)' : 'a second factor must be enrolled first (ALTER USER SELF ENROLL MFA TOTP)' });
       }
-      const ctx: StatementContext = { principal, session, queryId, lifecycle, timeoutMs, source: request.source, signal: request.signal, arrow: request.arrow === true };
+      const ctx: StatementContext = { principal, session, queryId, lifecycle, timeoutMs, source: request.source, cancellation: request.cancellation, arrow: request.arrow === true };
       const outcome = await this.run(ctx, parsed.statement);
       const result = outcome.result;
       if (result.rows.length > this.o.maxResultRows) throw floeError('RESULT_TOO_LARGE', { limit: this.o.maxResultRows, unit: 'rows' });

@@ -102,7 +102,7 @@ export class WriteRunner {
   /** Column names and DuckDB types of a fragment's result, by running it with LIMIT 0. */
   private async describe(ctx: StatementContext, fragment: Fragment): Promise<{ columns: readonly string[]; types: readonly string[] }> {
     const probe: FragmentPlan = { fragments: [{ ...fragment, sql: `SELECT * FROM (${fragment.sql}) AS __floe_probe LIMIT 0` }] };
-    const r = await this.o.executor.execute(probe, ctx.signal ? { signal: ctx.signal } : {});
+    const r = await this.o.executor.execute(probe, ctx.cancellation ? { signal: ctx.cancellation.signal } : {});
     return { columns: r.columns, types: r.types };
   }
 

@@ -3,6 +3,7 @@ export * from './config.js';
 export * from './routing.js';
 export * from './clock.js';
 export * from './killer.js';
+export { CancellationSource, type Cancellation } from './cancellation.js';
 export { WorkloadManager, type AdmissionRequest, type AdmissionTicket, type AdmitOptions, type QueryLease, type WorkloadManagerOptions } from './manager.js';
 export {
   computeLevel, levelFor, LEVEL_THRESHOLD_SECONDS, LEVEL_TIME_MULTIPLIER, LEVEL_CONTRIBUTION_CAP_NANOS, HIGH_PRIORITY,

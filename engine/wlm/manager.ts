@@ -5,7 +5,7 @@
  *
  * The session's side, in order:
  *   const early = wlm.rejectEarly(routing);   // before planning: a full queue answers 429 at once
- *   const ticket = wlm.admit(request, { signal, onCancel });          // never throws for limits
+ *   const ticket = wlm.admit(request, { cancellation, onCancel });    // never throws for limits
  *   if (ticket.kind === 'rejected') → history cancelled, answer ticket.error (429 QUEUE_FULL)
  *   history queued with ticket.groupPath ('/root/a/b')
  *   const lease = await ticket.lease;   // rejects with QUERY_TIMEOUT / QUERY_CANCELLED if killed while queued
@@ -20,6 +20,7 @@
  * update but the queue-wait histogram (the tree's counts are scraped), and the lease's
  * AbortController made when first read.
  */
+import type { Cancellation } from './cancellation.js';
 import type { FloeError } from '../../grammar/errors.js';
 import type { WlmClock, TimerHandle } from './clock.js';
 import { displayPath, type ClassLimits, type ResolvedWorkloadConfig, type WorkloadClass } from './config.js';
@@ -56,8 +57,8 @@ export interface AdmissionRequest {
 }
 
 export interface AdmitOptions {
-  /** Aborts the query (client gone, user cancel): queued → removed; running → killed. */
-  readonly signal?: AbortSignal;
+  /** Cancels the query (client gone, user cancel): queued → removed; running → killed. */
+  readonly cancellation?: Cancellation;
   /** Called when a *running* query is killed (timeout, memory, user), with the error to record. */
   readonly onCancel?: (error: FloeError) => void;
 }
@@ -93,7 +94,7 @@ export interface QueryLease {
   release(): void;
 }
 
-/** Releases whatever `admit` attached to the caller's abort signal. */
+/** Releases whatever `admit` attached to the caller's cancellation. */
 type Detach = () => void;
 
 /** A query's timeout, in the manager's deadline heap. */
@@ -267,7 +268,8 @@ export class WorkloadManager {
     this.refresh();
     const dotted = route(this.config.routingRules, request);
     const groupPath = this.display(dotted);
-    if (options.signal?.aborted) {
+    const cancellation = options.cancellation;
+    if (cancellation?.aborted) {
       return { kind: 'accepted', groupPath, queued: true, lease: handled(Promise.reject(userCancelError())) };
     }
     const decision = submitQuery(this.tree, { id: request.queryId, groupPath: dotted, priority: request.priority });
@@ -279,12 +281,7 @@ export class WorkloadManager {
     const q = new AdmittedQuery(this.ops, request, groupPath, now, options.onCancel);
     this.active.set(request.queryId, q);
     this.addDeadline(q, now);
-    const signal = options.signal;
-    if (signal) {
-      const onAbort = (): void => this.kill(q, userCancelError(), 'user');
-      signal.addEventListener('abort', onAbort, { once: true });
-      q.detach = () => signal.removeEventListener('abort', onAbort);
-    }
+    if (cancellation) q.detach = cancellation.onAbort(() => this.kill(q, userCancelError(), 'user'));
 
     if (decision.kind === 'running') {
       this.start(q, now);

@@ -9,6 +9,7 @@ import { viewerOf, type QueryPrincipal, type QueryRequest } from '../../engine/s
 import { camelCaseKeys } from '../../engine/system/provider.js';
 import { tableMetadataAnswer } from '../../engine/system/catalog-tables.js';
 import { qosStats } from '../../engine/wlm/stats.js';
+import { CancellationSource } from '../../engine/wlm/cancellation.js';
 import { sqlErrorOf } from '../../engine/session/catalog-statements.js';
 import { TENANT_ADMIN_ROLE } from '../../engine/principals/principals.js';
 import type { FloeState } from '../state.js';
@@ -91,14 +92,14 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
       // A client that goes away cancels its statement. (The request stream's own 'close' fires as
       // soon as the body has been read; the response's fires when the connection goes, or after
       // the answer was written: only the first case means the client left.)
-      const abort = new AbortController();
-      const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
+      const cancellation = new CancellationSource();
+      const onClose = () => { if (!reply.raw.writableFinished) cancellation.abort(); };
       reply.raw.once('close', onClose);
       // Arrow is built only for a client that asks for it (it costs as much as the JSON answer).
       const wantsArrow = (req.headers.accept ?? '').includes(ARROW_STREAM);
       try {
         const answer = req.auth
-          ? await state.queries.execute(queryPrincipalOf(req), { ...request, signal: abort.signal, arrow: wantsArrow })
+          ? await state.queries.execute(queryPrincipalOf(req), { ...request, cancellation, arrow: wantsArrow })
           : await state.queries.executeAnonymous(request);
         if (!answer) {
           reply.header('www-authenticate', 'Bearer realm="floe"');

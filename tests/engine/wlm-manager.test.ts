@@ -8,6 +8,7 @@ import { WorkloadManager, type AdmissionRequest, type QueryLease } from '../../e
 import { createWorkloadMetrics } from '../../engine/wlm/metrics.js';
 import { qosStats, showResourceGroupRows, systemResourceGroupRows, SHOW_RESOURCE_GROUPS_COLUMNS, SYSTEM_RESOURCE_GROUPS_COLUMNS } from '../../engine/wlm/stats.js';
 import { isOutOfMemoryError } from '../../engine/wlm/killer.js';
+import { CancellationSource } from '../../engine/wlm/cancellation.js';
 import { parseExposition } from '../helpers/prometheus.js';
 
 const manager = (spec: WorkloadConfigSpec = {}) => {
@@ -108,8 +109,8 @@ t.test('a timeout or a cancel while queued removes the query from the queue; rel
   const { wlm, request, clock, running } = manager({ resource_groups: { root: { hard_concurrency_limit: 1 } } });
   const first = await running();
   const t1 = wlm.admit(request({ requestTimeoutMs: 1000 }));
-  const ac = new AbortController();
-  const t2 = wlm.admit(request(), { signal: ac.signal });
+  const ac = new CancellationSource();
+  const t2 = wlm.admit(request(), { cancellation: ac });
   const t3 = wlm.admit(request());
   if (t1.kind !== 'accepted' || t2.kind !== 'accepted' || t3.kind !== 'accepted') throw new Error('rejected');
   t.equal(wlm.resourceGroupRows()[0]!.queued, 3);
