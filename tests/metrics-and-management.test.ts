@@ -7,6 +7,7 @@ import { openStore } from '../catalog/store/open-store.js';
 import { buildManagementServer } from '../server/app.js';
 import { parseExposition } from './helpers/prometheus.js';
 import { startTestServer } from './helpers/server.js';
+import { createMetrics } from '../server/metrics.js';
 
 const store = await openStore({ kind: 'pglite-memory' });
 const server = await startTestServer(store);
@@ -61,4 +62,29 @@ t.test('management readiness turns 503 when the store is gone', async (t) => {
   t.match(r.json().reason, /metadata store unreachable/);
   await m.close();
   await s.app.close();
+});
+
+t.test('the HTTP histogram counts each request in its bucket, cumulatively, by method, route and status', async (t) => {
+  const metrics = createMetrics();
+  const h = metrics.httpDuration;
+  for (const seconds of [0.0001, 0.0005, 0.002, 0.002, 0.04, 31]) h.observe('POST', '/api/query', 200, seconds);
+  h.observe('GET', '/v1/config', 401, 0.003);
+  h.observe('GET', '/v1/config', 401, Number.NaN);
+  const exposition = parseExposition(await metrics.registry.metrics());
+  t.equal(exposition.types.get('floe_http_request_duration_seconds'), 'histogram');
+  const of = (name: string, labels: Record<string, string>) => exposition.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels.get(k) === v));
+  const query = { method: 'POST', route: '/api/query', status_code: '200' };
+  const bucket = (le: string) => of('floe_http_request_duration_seconds_bucket', { ...query, le })[0]?.value;
+  t.equal(bucket('0.0005'), 2, 'le is inclusive');
+  t.equal(bucket('0.001'), 2);
+  t.equal(bucket('0.0025'), 4);
+  t.equal(bucket('0.05'), 5);
+  t.equal(bucket('30'), 5);
+  t.equal(bucket('+Inf'), 6);
+  t.equal(of('floe_http_request_duration_seconds_count', query)[0]?.value, 6);
+  t.ok(Math.abs(of('floe_http_request_duration_seconds_sum', query)[0]!.value - 31.0446) < 1e-9);
+  t.equal(of('floe_http_request_duration_seconds_count', { method: 'GET', route: '/v1/config', status_code: '401' })[0]?.value, 1, 'a non-finite duration is not counted');
+  t.equal(of('floe_http_request_duration_seconds_bucket', query).length, 16, 'one line per bound and +Inf');
+  metrics.httpDuration.reset();
+  t.equal(parseExposition(await metrics.registry.metrics()).samples.filter((s) => s.name.startsWith('floe_http_request_duration_seconds')).length, 0, 'reset empties it');
 });

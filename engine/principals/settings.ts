@@ -137,6 +137,8 @@ export interface AuthenticatedLike {
 }
 
 export function tokenRestriction(scopeClaim: string): TokenRestriction | undefined {
+  // Every statement asks; almost no token is restricted.
+  if (!scopeClaim.includes(RESTRICTION_SCOPE_PREFIX)) return undefined;
   for (const word of scopeClaim.split(' ')) {
     if (word === `${RESTRICTION_SCOPE_PREFIX}change_password`) return 'change_password';
     if (word === `${RESTRICTION_SCOPE_PREFIX}enroll_mfa`) return 'enroll_mfa';

@@ -47,6 +47,13 @@ export interface QueryRunnerOptions {
   readonly maxResultRows: number;
 }
 
+/** A constant query's answer and workload shape, and its classifications by session class. */
+interface ConstantQuery {
+  readonly answer: ConstantResult;
+  readonly shape: WorkloadShape;
+  readonly classifications: Map<string, WorkloadClassification>;
+}
+
 /** The plan of a query no worker runs. */
 const NO_FRAGMENTS: FragmentPlan = { fragments: [] };
 
@@ -175,8 +182,8 @@ export class QueryRunner {
     // names nothing to bind and reads no file. An Arrow answer is the worker's to encode.
     const query = statement.kind === 'Explain' ? statement.statement : statement;
     if (ctx.arrow !== true && query.kind === 'Query') {
-      const constant = constantResult(query.body);
-      if (constant !== undefined) return this.selectConstant(ctx, statement, query, constant, explain, analyze);
+      const constant = this.constantOf(query);
+      if (constant !== undefined) return this.selectConstant(ctx, statement, constant, explain, analyze);
     }
     const bound = await this.bind(ctx, statement);
     const planned = await this.plannedScans(ctx, bound);
@@ -210,10 +217,27 @@ export class QueryRunner {
     };
   }
 
+  /**
+   * A query's constant answer with its shape, or undefined when a worker must run it; worked out
+   * once per parsed statement (the parse cache hands back the same object for the same text, and
+   * constant queries are the connection probes and health checks that repeat most).
+   */
+  private constantOf(query: Query): ConstantQuery | undefined {
+    let c = this.#constants.get(query);
+    if (c === undefined) {
+      const answer = constantResult(query.body);
+      c = answer === undefined ? null : { answer, shape: { features: planFeatures(query), estimatedRows: 0 }, classifications: new Map() };
+      this.#constants.set(query, c);
+    }
+    return c ?? undefined;
+  }
+
+  readonly #constants = new WeakMap<Query, ConstantQuery | null>();
+
   /** A constant query: classified (no scans, no rows) and admitted like any other, answered here. */
-  private async selectConstant(ctx: StatementContext, statement: Statement, query: Query, constant: ConstantResult, explain: boolean, analyze: boolean): Promise<RowSet> {
-    const shape: WorkloadShape = { features: planFeatures(query), estimatedRows: 0 };
-    const classified = this.classify(ctx, shape);
+  private async selectConstant(ctx: StatementContext, statement: Statement, query: ConstantQuery, explain: boolean, analyze: boolean): Promise<RowSet> {
+    const { answer: constant, shape } = query;
+    const classified = this.classify(ctx, shape, query.classifications);
     const { classification, limits } = classified;
     if (explain && !analyze) return explainRows(NO_FRAGMENTS, classification.workloadClass, classification.reason, 0, limits, constant);
     const result = await this.withLease(ctx, statement, shape, async (lease) => constantAnswer(constant, lease), classified);
@@ -222,9 +246,17 @@ export class QueryRunner {
     return { ...text, rows: [...text.rows, [`executed: ${result.rows.length} rows, 0 fragments, cpu 0 ms, wall 0 ms`]], bytesScanned: 0, fragments: 0 };
   }
 
-  private classify(ctx: StatementContext, shape: WorkloadShape): { classification: WorkloadClassification; limits: ClassLimits } {
+  /**
+   * The statement's class and the operator's limits of that class (read live: a reload applies to
+   * the next statement). `memo` keeps classifications of a fixed shape by session class.
+   */
+  private classify(ctx: StatementContext, shape: WorkloadShape, memo?: Map<string, WorkloadClassification>): { classification: WorkloadClassification; limits: ClassLimits } {
     const sessionClass = ctx.session.settings.get('svc.workload_class') as 'interactive' | 'medium' | 'batch' | undefined;
-    const classification = classifyWorkload(shape.features, shape.estimatedRows, sessionClass === undefined ? {} : { session: sessionClass });
+    let classification = memo?.get(sessionClass ?? '');
+    if (classification === undefined) {
+      classification = classifyWorkload(shape.features, shape.estimatedRows, sessionClass === undefined ? {} : { session: sessionClass });
+      memo?.set(sessionClass ?? '', classification);
+    }
     return { classification, limits: this.o.wlm.classLimits(classification.workloadClass) };
   }
 

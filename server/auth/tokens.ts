@@ -124,7 +124,16 @@ export class TokenService {
     const principal = await this.principals.principal(claims.tid, claims.sub);
     if (!principal || !canAuthenticate(principal)) return { ok: false, reason: 'principal may not sign in' };
     if (claims.sess_epoch < principal.sessionEpoch) return { ok: false, reason: 'session revoked' };
-    return { ok: true, auth: { principal, scopes: new Set(parseScopeClaim(claims.scope)), claims } };
+    return { ok: true, auth: { principal, scopes: this.scopeSet(claims), claims } };
+  }
+
+  /** A verified payload's scopes, parsed once: the cached payload is the same object on every hit. */
+  readonly #scopeSets = new WeakMap<AccessTokenClaims, ReadonlySet<Scope>>();
+
+  private scopeSet(claims: AccessTokenClaims): ReadonlySet<Scope> {
+    let scopes = this.#scopeSets.get(claims);
+    if (scopes === undefined) this.#scopeSets.set(claims, scopes = new Set(parseScopeClaim(claims.scope)));
+    return scopes;
   }
 
   /**

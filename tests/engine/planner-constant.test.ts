@@ -74,3 +74,15 @@ t.test('history records a constant query with no fragment, a worker query with o
   const other = await floe.sql('EXPLAIN SELECT 1.5');
   t.notOk(other.rows.some((r) => /answered by the coordinator/.test(String(r[0]))), 'a decimal goes to a worker');
 });
+
+t.test('a repeated constant query is classified per session: the class set for one session does not stick to the text', async (t) => {
+  const text = 'SELECT 77 AS class_probe';
+  const batch = await floe.sql(text, { session: { 'svc.workload_class': 'batch' } });
+  const batchAgain = await floe.sql(text, { session: { 'svc.workload_class': 'batch' } });
+  const plain = await floe.sql(text);
+  const medium = await floe.sql(text, { session: { 'svc.workload_class': 'medium' } });
+  const h = await floe.state.history.list(admin, { limit: 500, queryType: 'select' });
+  const classOf = (queryId: string) => h.find((r) => r.query_id === queryId)?.workload_class;
+  t.same([batch, batchAgain, plain, medium].map((a) => classOf(a.queryId)), ['batch', 'batch', 'interactive', 'medium']);
+  t.same(plain.rows, [[77]]);
+});
