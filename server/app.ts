@@ -62,7 +62,7 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   app.addHook('onRequest', createAuthHook(state));
   // A callback hook, not an async one: it is on every request's path and has nothing to await.
   app.addHook('onResponse', (req, reply, done) => {
-    state.metrics.httpDuration.observe(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    state.metrics.observeHttp(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 

@@ -66,10 +66,9 @@ t.test('management readiness turns 503 when the store is gone', async (t) => {
 
 t.test('the HTTP histogram counts each request in its bucket, cumulatively, by method, route and status', async (t) => {
   const metrics = createMetrics();
-  const h = metrics.httpDuration;
-  for (const seconds of [0.0001, 0.0005, 0.002, 0.002, 0.04, 31]) h.observe('POST', '/api/query', 200, seconds);
-  h.observe('GET', '/v1/config', 401, 0.003);
-  h.observe('GET', '/v1/config', 401, Number.NaN);
+  for (const seconds of [0.0001, 0.0005, 0.002, 0.002, 0.04, 31]) metrics.observeHttp('POST', '/api/query', 200, seconds);
+  metrics.observeHttp('GET', '/v1/config', 401, 0.003);
+  metrics.observeHttp('GET', '/v1/config', 401, Number.NaN);
   const exposition = parseExposition(await metrics.registry.metrics());
   t.equal(exposition.types.get('floe_http_request_duration_seconds'), 'histogram');
   const of = (name: string, labels: Record<string, string>) => exposition.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels.get(k) === v));
@@ -87,4 +86,7 @@ t.test('the HTTP histogram counts each request in its bucket, cumulatively, by m
   t.equal(of('floe_http_request_duration_seconds_bucket', query).length, 16, 'one line per bound and +Inf');
   metrics.httpDuration.reset();
   t.equal(parseExposition(await metrics.registry.metrics()).samples.filter((s) => s.name.startsWith('floe_http_request_duration_seconds')).length, 0, 'reset empties it');
+  metrics.observeHttp('POST', '/api/query', 200, 0.002);
+  const again = parseExposition(await metrics.registry.metrics()).samples.filter((s) => s.name === 'floe_http_request_duration_seconds_count');
+  t.same(again.map((s) => [s.labels.get('route'), s.value]), [['/api/query', 1]], 'a kept series counts again after a reset');
 });

@@ -332,7 +332,7 @@ export class WorkloadManager {
     let g = this.groupMetrics.get(groupPath);
     if (!g) {
       const labels = { group: groupPath };
-      this.groupMetrics.set(groupPath, g = { queueWait: m.queueWait.labels(labels) });
+      this.groupMetrics.set(groupPath, g = { queueWait: m.queueWait.series(labels) });
     }
     return g;
   }

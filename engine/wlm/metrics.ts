@@ -5,7 +5,8 @@
  * `SHOW RESOURCE GROUPS`, so admission itself updates no metric; the queue-wait histogram and the
  * kill and MLFQ counters are updated on events.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { CountingHistogram } from '../metrics.js';
 import type { MlfqStats } from './mlfq.js';
 import type { ResourceGroupRow } from './resource-groups.js';
 import type { KillReason } from './killer.js';
@@ -17,7 +18,7 @@ export interface WorkloadMetricsSource {
 }
 
 export interface WorkloadMetrics {
-  readonly queueWait: Histogram<'group'>;
+  readonly queueWait: CountingHistogram<'group'>;
   readonly killed: Counter<'reason'>;
   readonly levelCpu: Counter<'level'>;
   readonly levelSelected: Counter<'level'>;
@@ -81,7 +82,7 @@ export function createWorkloadMetrics(registry: Registry): WorkloadMetrics {
   });
 
   return {
-    queueWait: new Histogram({
+    queueWait: new CountingHistogram({
       name: 'floe_wlm_queue_wait_seconds', help: 'Time from submission to start (0 for queries that started at once)', labelNames: ['group'], registers,
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
     }),
