@@ -59,6 +59,8 @@ export interface FloeConfig {
     readonly max_result_rows: number;
     /** Largest `timeout_ms` a request may ask for. */
     readonly max_timeout_ms: number;
+    /** History records not yet in the store past which new statements are refused with 503. */
+    readonly history_max_pending: number;
     /** Warehouse of principals that name none; its CU rate prices their queries. */
     readonly default_warehouse: string;
     /** Warehouses by name with their compute-unit rate per hour of execution (history's cu_consumed). */
@@ -97,6 +99,7 @@ export const DEFAULT_CONFIG: FloeConfig = {
     default_schema: 'default',
     max_result_rows: 100_000,
     max_timeout_ms: 3_600_000,
+    history_max_pending: 100_000,
     default_warehouse: 'default',
     warehouses: { default: { cu_per_hour: 1 } },
     workers: 2,
@@ -161,6 +164,7 @@ export const CONFIG_SCHEMA = {
         default_schema: { type: 'string', minLength: 1 },
         max_result_rows: { type: 'integer', minimum: 1, maximum: 100_000_000 },
         max_timeout_ms: { type: 'integer', minimum: 1000 },
+        history_max_pending: { type: 'integer', minimum: 1 },
         default_warehouse: { type: 'string', minLength: 1 },
         warehouses: {
           type: 'object', minProperties: 1,

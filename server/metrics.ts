@@ -1,5 +1,5 @@
 /** Prometheus metrics of one server instance (its own registry: no process-global state). */
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { CountingHistogram, type HistogramSeries } from '../engine/metrics.js';
 
 export interface FloeMetrics {
@@ -39,4 +39,30 @@ export function createMetrics(): FloeMetrics {
       registers: [registry],
     }),
   };
+}
+
+/** What the history gauges read at scrape time. */
+export interface HistoryBacklog {
+  readonly pendingCount: number;
+  readonly droppedCount: number;
+}
+
+/**
+ * History's write-behind as metrics: records waiting for the store (alert well before
+ * `query.history_max_pending`, where statements are refused) and records the store refused.
+ */
+export function registerHistoryMetrics(registry: Registry, history: HistoryBacklog): void {
+  new Gauge({
+    name: 'floe_query_history_pending_records', help: 'Query history records not yet written to the store', registers: [registry],
+    collect() {
+      this.set(history.pendingCount);
+    },
+  });
+  new Counter({
+    name: 'floe_query_history_dropped_records_total', help: 'Query history records the store refused as data (e.g. their tenant was deleted) and that were dropped', registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(history.droppedCount);
+    },
+  });
 }

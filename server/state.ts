@@ -21,7 +21,7 @@ import { KeyRing, type Clock } from './auth/key-ring.js';
 import { RefreshTokens } from './auth/refresh-tokens.js';
 import { TokenService } from './auth/tokens.js';
 import type { FloeConfig } from './config.js';
-import { createMetrics, type FloeMetrics } from './metrics.js';
+import { createMetrics, registerHistoryMetrics, type FloeMetrics } from './metrics.js';
 import { Parser } from '../grammar/parser.js';
 import { QueryHistory } from '../engine/history/query-history.js';
 import { QueryService } from '../engine/session/query-service.js';
@@ -131,8 +131,10 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     }));
     const warehouses = config.query.warehouses;
     const history = new QueryHistory(store, clock, {
+      maxPending: config.query.history_max_pending,
       cuPerHour: (w) => (w !== null && Object.hasOwn(warehouses, w) ? warehouses[w]! : warehouses[config.query.default_warehouse]!).cu_per_hour,
     });
+    registerHistoryMetrics(metrics.registry, history);
     const tablesProvider = new TablesProvider(catalog);
     const resourceGroups = new ResourceGroupsProvider(wlm);
     const systemTables = new Map<string, SystemTableProvider>([

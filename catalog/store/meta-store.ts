@@ -63,6 +63,12 @@ export interface MetaStore extends SqlExecutor {
   close(): Promise<void>;
 }
 
+/** The SQLSTATE of a store error (unique violation `23505`, …), as both backends report it. */
+export function sqlState(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** int8 text → number when it fits exactly, else bigint (snapshot ids and sequence numbers do not fit). */
 export function parseInt8(text: string): number | bigint {
   const n = Number(text);

@@ -8,7 +8,18 @@
  * That keeps three lifecycle writes per query off the query's own latency and turns them into a
  * handful of store round trips per second at any load. Reads flush first, so a client that lists
  * its history right after a query sees it. A crash loses at most the last flush interval.
+ *
+ * A flush sends the records as one JSON parameter (`json_to_recordset`), in statements of at most
+ * `WRITE_CHUNK_ROWS` rows. One parameter whatever the batch: PostgreSQL takes at most 65,535, which
+ * a parameter per value exceeded at 2,850 records, so after a store outage at a few thousand
+ * statements per second the retry could never succeed. A record the store refuses as data (a
+ * tenant deleted meanwhile) is dropped alone instead of blocking every record behind it, and text
+ * is made storable first (PostgreSQL text cannot hold U+0000, which a request can carry). What the
+ * store has not taken yet is bounded: past `maxPending` records a new statement is refused (503)
+ * until the backlog drains, rather than growing the heap until the process dies.
  */
+import { floeError } from '../../grammar/errors.js';
+import { sqlState } from '../../catalog/store/meta-store.js';
 import type { MetaStore } from '../../catalog/store/meta-store.js';
 import type { SystemColumn, SystemPushdown, SystemRow, SystemTableProvider, SystemViewer } from '../system/provider.js';
 
@@ -94,7 +105,13 @@ export interface QueryHistoryOptions {
   readonly cuPerHour: (warehouse: string | null) => number;
   /** How long a transition may wait before it is written (ms). */
   readonly flushIntervalMs?: number;
+  /** Records not yet in the store past which new statements are refused (default 100,000). */
+  readonly maxPending?: number;
 }
+
+/** Rows per INSERT of a flush (a flush of more sends several, in order). */
+export const WRITE_CHUNK_ROWS = 5_000;
+const DEFAULT_MAX_PENDING = 100_000;
 
 const COLUMNS: readonly SystemColumn[] = [
   { name: 'query_id', type: 'VARCHAR' },
@@ -123,6 +140,38 @@ const COLUMNS: readonly SystemColumn[] = [
 ];
 
 const WRITE_COLUMNS = COLUMNS.map((c) => c.name);
+
+/**
+ * The upsert of a chunk: the records as JSON (`HistoryRecord` objects as they are, camelCase keys),
+ * times as epoch milliseconds (cheaper to send than formatted dates, and exact).
+ */
+const SQL_TYPES: Readonly<Partial<Record<SystemColumn['type'], string>>> = { VARCHAR: 'text', INTEGER: 'integer', BIGINT: 'bigint', DOUBLE: 'float8', TIMESTAMPTZ: 'float8' };
+const WRITE_SQL = (() => {
+  const field = (column: string) => `"${column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}"`;
+  const fields = COLUMNS.map((c) => {
+    const type = c.name === 'query_id' ? 'uuid' : SQL_TYPES[c.type];
+    if (type === undefined) throw new Error(`Bug: query_history column ${c.name} has no SQL type for ${c.type}`);
+    return `${field(c.name)} ${type}`;
+  });
+  const select = COLUMNS.map((c) => (c.type === 'TIMESTAMPTZ' ? `to_timestamp(${field(c.name)} / 1000.0)` : field(c.name)));
+  const updates = WRITE_COLUMNS.filter((c) => c !== 'query_id').map((c) => `${c} = EXCLUDED.${c}`).join(', ');
+  return `INSERT INTO query_history (${WRITE_COLUMNS.join(', ')})
+    SELECT ${select.join(', ')} FROM json_to_recordset($1::json) AS t(${fields.join(', ')})
+    ON CONFLICT (query_id) DO UPDATE SET ${updates}`;
+})();
+
+/** PostgreSQL text cannot hold U+0000: it becomes U+FFFD (the replacement character). */
+function storable(text: string): string;
+function storable(text: string | null): string | null;
+function storable(text: string | null): string | null {
+  return text !== null && text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
+}
+
+/** A refusal of the data itself (SQLSTATE classes 22 and 23): retrying the same row cannot succeed. */
+function isDataRefusal(e: unknown): boolean {
+  const code = sqlState(e);
+  return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
+}
 
 /** A statement's history from arrival to its terminal status. */
 export class QueryLifecycle {
@@ -181,7 +230,7 @@ export class QueryLifecycle {
     const r = this.record;
     r.errorCode = f.code;
     r.sqlState = f.sqlState;
-    r.errorMessage = f.message;
+    r.errorMessage = storable(f.message);
     this.history.touch(r);
   }
 
@@ -206,9 +255,30 @@ export class QueryHistory implements SystemTableProvider {
   #flushing: Promise<void> = Promise.resolve();
   #closed = false;
   #lastError: unknown;
+  #dropped = 0;
+  #lastDropError: unknown;
+
+  readonly #maxPending: number;
 
   constructor(private readonly store: MetaStore, private readonly clock: Clock, private readonly options: QueryHistoryOptions) {
     this.#flushIntervalMs = options.flushIntervalMs ?? 10;
+    this.#maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+  }
+
+  /** Records waiting for the store. */
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  /**
+   * Refuses a new statement while the store is `maxPending` records behind (it is away, or slower
+   * than the statements): SERVICE_UNAVAILABLE, which a client retries. Statements already begun are
+   * still recorded.
+   */
+  refuseIfBacklogged(): void {
+    if (this.#pending.size >= this.#maxPending) {
+      throw floeError('SERVICE_UNAVAILABLE', { detail: `query history is ${this.#pending.size} statements behind its store; retry shortly` });
+    }
   }
 
   now(): number {
@@ -223,9 +293,9 @@ export class QueryHistory implements SystemTableProvider {
   /** Records a statement as `queued` and returns the handle of its lifecycle. */
   begin(q: NewQuery): QueryLifecycle {
     const record: HistoryRecord = {
-      queryId: q.queryId, tenantId: q.tenantId, userId: q.userId, userName: q.userName, status: 'queued',
-      sql: q.sql, queryType: q.queryType, workloadClass: null, resourceGroup: null, priority: null,
-      warehouse: q.warehouse ?? null, source: q.source ?? null, queuedAt: this.clock.now(), startedAt: null, endedAt: null,
+      queryId: q.queryId, tenantId: q.tenantId, userId: q.userId, userName: storable(q.userName), status: 'queued',
+      sql: storable(q.sql), queryType: q.queryType, workloadClass: null, resourceGroup: null, priority: null,
+      warehouse: q.warehouse ?? null, source: storable(q.source ?? null), queuedAt: this.clock.now(), startedAt: null, endedAt: null,
       durationMs: null, rowsProduced: null, bytesScanned: null, fragments: null, errorCode: null, sqlState: null,
       errorMessage: null, cuConsumed: null,
     };
@@ -260,23 +330,20 @@ export class QueryHistory implements SystemTableProvider {
 
   private async writePending(): Promise<void> {
     if (this.#pending.size === 0) return;
-    const batch = [...this.#pending.values()].map((r) => rowOf(r));
+    const batch = [...this.#pending.values()];
     this.#pending.clear();
-    const params: unknown[] = [];
-    const tuples = batch.map((row) => `(${WRITE_COLUMNS.map((c) => {
-      params.push(row[c]);
-      return `$${params.length}`;
-    }).join(', ')})`);
-    const updates = WRITE_COLUMNS.filter((c) => c !== 'query_id').map((c) => `${c} = EXCLUDED.${c}`).join(', ');
+    let written = 0;
     try {
-      await this.store.query(`INSERT INTO query_history (${WRITE_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
-        ON CONFLICT (query_id) DO UPDATE SET ${updates}`, params);
+      while (written < batch.length) {
+        const chunk = batch.slice(written, written + WRITE_CHUNK_ROWS);
+        await this.writeChunk(chunk);
+        written += chunk.length;
+      }
       this.#lastError = undefined;
     } catch (e) {
-      // Put back what was not written unless a newer state arrived meanwhile; retry later.
-      for (const row of batch) {
-        const id = row.query_id as string;
-        if (!this.#pending.has(id)) this.#pending.set(id, recordOf(row));
+      // Put back what was not written, unless a newer state is already pending; retry later.
+      for (const r of batch.slice(written)) {
+        if (!this.#pending.has(r.queryId)) this.#pending.set(r.queryId, r);
       }
       this.#lastError = e;
       if (!this.#closed && this.#timer === undefined) {
@@ -288,6 +355,35 @@ export class QueryHistory implements SystemTableProvider {
       }
       throw e;
     }
+  }
+
+  /**
+   * One upsert. When the store refuses the data (not the connection), the chunk is written row by
+   * row and a row refused alone is dropped and counted (`droppedCount`), so one bad record never
+   * holds back the others for good.
+   */
+  private async writeChunk(chunk: readonly HistoryRecord[]): Promise<void> {
+    try {
+      await this.store.query(WRITE_SQL, [JSON.stringify(chunk)]);
+    } catch (e) {
+      if (!isDataRefusal(e)) throw e;
+      if (chunk.length > 1) {
+        for (const r of chunk) await this.writeChunk([r]);
+        return;
+      }
+      this.#dropped += 1;
+      this.#lastDropError = e;
+    }
+  }
+
+  /** Records the store refused as data and that were dropped (see `writeChunk`). */
+  get droppedCount(): number {
+    return this.#dropped;
+  }
+
+  /** Why the last record was dropped. */
+  get lastDropError(): unknown {
+    return this.#lastDropError;
   }
 
   /** Lists history rows visible to `viewer`, newest first. */
@@ -351,31 +447,6 @@ export class QueryHistory implements SystemTableProvider {
     await this.flush().catch(() => undefined);
     this.#closed = true;
   }
-}
-
-function rowOf(r: HistoryRecord): Record<string, unknown> {
-  const ts = (ms: number | null) => (ms === null ? null : new Date(ms));
-  return {
-    query_id: r.queryId, status: r.status, sql: r.sql, user_id: r.userId, user_name: r.userName, tenant_id: r.tenantId,
-    query_type: r.queryType, workload_class: r.workloadClass, resource_group: r.resourceGroup, priority: r.priority,
-    warehouse: r.warehouse, source: r.source, queued_at: ts(r.queuedAt), started_at: ts(r.startedAt), ended_at: ts(r.endedAt),
-    duration_ms: r.durationMs, rows_produced: r.rowsProduced, bytes_scanned: r.bytesScanned, fragments: r.fragments,
-    error_code: r.errorCode, sql_state: r.sqlState, error_message: r.errorMessage, cu_consumed: r.cuConsumed,
-  };
-}
-
-function recordOf(row: Record<string, unknown>): HistoryRecord {
-  const ms = (d: unknown) => (d instanceof Date ? d.getTime() : null);
-  return {
-    queryId: row.query_id as string, tenantId: row.tenant_id as string, userId: row.user_id as string, userName: row.user_name as string,
-    status: row.status as QueryStatus, sql: row.sql as string, queryType: row.query_type as string,
-    workloadClass: row.workload_class as string | null, resourceGroup: row.resource_group as string | null,
-    priority: row.priority as number | null, warehouse: row.warehouse as string | null, source: row.source as string | null,
-    queuedAt: ms(row.queued_at)!, startedAt: ms(row.started_at), endedAt: ms(row.ended_at), durationMs: row.duration_ms as number | null,
-    rowsProduced: row.rows_produced as number | null, bytesScanned: row.bytes_scanned as number | null, fragments: row.fragments as number | null,
-    errorCode: row.error_code as string | null, sqlState: row.sql_state as string | null, errorMessage: row.error_message as string | null,
-    cuConsumed: row.cu_consumed as number | null,
-  };
 }
 
 /** int8 columns arrive as number or bigint; uuids as strings; keep the column order of COLUMNS. */

@@ -166,6 +166,8 @@ export class QueryService {
 
   /** Parses, records and runs one statement. Throws `FloeError` (with `queryId` set) on failure. */
   async execute(principal: QueryPrincipal, request: QueryRequest): Promise<QueryAnswer> {
+    // Not recorded: history is what cannot take it (engine/history, the backlog bound).
+    this.o.history.refuseIfBacklogged();
     const started = this.o.clock.now();
     const queryId = this.#ids.next();
     const parsed = await this.parse(request.sql);
@@ -220,6 +222,7 @@ export class QueryService {
    * recorded in the invited user's tenant as theirs; a failed one has no tenant to be filed under.
    */
   async executeAnonymous(request: QueryRequest): Promise<QueryAnswer | undefined> {
+    this.o.history.refuseIfBacklogged();
     const parsed = await this.parse(request.sql);
     if (!parsed.ok || parsed.statement.kind !== 'RedeemInvitation') return undefined;
     const runner = this.o.runners.invitation;

@@ -28,11 +28,7 @@ export interface RegisterTableRequest {
 
 export const NO_CONFIG: ReadonlyMap<string, string> = new Map();
 
-/** Unique-violation and foreign-key-violation SQLSTATEs, as both backends report them. */
-export function sqlState(e: unknown): string | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
+export { sqlState } from '../../../store/meta-store.js';
 
 export function alreadyExists(ident: EntityIdent, existing: EntityRecord): CatalogError {
   return existing.kind === 'view'
