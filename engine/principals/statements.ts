@@ -98,7 +98,8 @@ const PRINCIPAL_COLUMNS = `id, tenant_id, kind, name, status, email, display_nam
   legal_hold_reason, is_bootstrap_principal, created_at, updated_at, deactivated_at, status_changed_at`;
 
 const NAME_PATTERN = /^[^\u0000-\u001f\u007f]{1,128}$/;
-const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
+// No whitespace and no control characters (U+0000 cannot be stored, the others cannot be mailed).
+const EMAIL_PATTERN = /^[^\s@\p{Cc}]{1,64}@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 const MAX_TEXT = 2000;
 
 /** A per-statement working set: the transaction, the tenant, the actor, one timestamp. */

@@ -28,6 +28,7 @@ import { statementAllowedUnderRestriction, tokenRestriction } from '../principal
 import { refuseEngineStatement } from '../planner/isolation.js';
 import type { SystemViewer } from '../system/provider.js';
 import type { Cancellation } from '../wlm/index.js';
+import { sqlState } from '../../catalog/store/meta-store.js';
 
 /** Who runs the statement, as the auth hook established it. */
 export interface QueryPrincipal {
@@ -335,6 +336,12 @@ export class QueryService {
 
   private toFloeError(e: unknown): FloeError {
     if (isFloeError(e)) return e;
+    // Text the store cannot hold (U+0000) that a statement's own check let through: the client's
+    // value, not a bug. Every other store error is one.
+    const state = sqlState(e);
+    if (state === '22021' || state === '22P05') {
+      return floeError('INVALID_PARAMETER', { name: 'a string', detail: 'contains a character the store cannot hold (U+0000)' });
+    }
     const reference = randomUUID().slice(0, 8);
     this.o.logBug?.(reference, e);
     return floeError('INTERNAL_ERROR', { reference });

@@ -157,3 +157,14 @@ t.test('a statement carrying U+0000 is recorded, and so is every statement after
   t.ok(rows.rows.every((r) => r.status === 'completed'));
   t.ok(rows.rows.some((r) => r.sql.includes('a\uFFFDb')));
 });
+
+t.test('U+0000 in a value a statement stores is a 400-class refusal, not an internal error', async (t) => {
+  const floe = await Floe.open();
+  t.teardown(() => floe.close());
+  await floe.sql("CREATE USER nul_target EMAIL = 'nul@example.com'");
+  for (const clause of ["DISPLAY_NAME = 'a\u0000'", "COMMENT = 'a\u0000'", "DEFAULT_WAREHOUSE = 'w\u0000'", "LEGAL HOLD REASON 'r\u0000'"]) {
+    await t.rejects(floe.sql(`ALTER USER nul_target SET ${clause}`), { code: 'INVALID_PARAMETER', sqlState: '22023', message: /U\+0000/ }, clause.split(' ')[0]!);
+  }
+  const user = await floe.sql('DESCRIBE USER nul_target');
+  t.notOk(JSON.stringify(user.rows).includes('\u0000'), 'nothing of it stored');
+});

@@ -47,6 +47,8 @@ t.test('refusals, sign-in, MFA, privileges and secrets', async (t) => {
     t.equal(await refusal(server, admin, "CREATE USER pat1 EMAIL='p1@example.com' PASSWORD 'Password123!'"), 'PASSWORD_POLICY');
     t.equal((await store.query("SELECT count(*)::int AS n FROM principals WHERE name = 'pat1'")).rows[0]!.n, 0, 'nothing stored');
     t.equal(await refusal(server, admin, "CREATE USER nomail EMAIL='not-an-address'"), 'INVALID_PARAMETER');
+    // U+0000 cannot be stored: a 400 in the query interface's format, never an internal error.
+    t.equal(await refusal(server, admin, "CREATE USER nulmail EMAIL='a\u0000@example.com'"), 'INVALID_PARAMETER');
 
     // --- users with passwords; the hash is canonical Argon2id
     const davePw = strongPassword('dave');
