@@ -160,11 +160,21 @@ const WRITE_SQL = (() => {
     ON CONFLICT (query_id) DO UPDATE SET ${updates}`;
 })();
 
-/** PostgreSQL text cannot hold U+0000: it becomes U+FFFD (the replacement character). */
+const SURROGATE = /[\ud800-\udfff]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * Text as PostgreSQL can hold it: U+0000 and lone surrogates (a JSON request may carry either;
+ * neither is a character, and the JSON of a flush would be refused) become U+FFFD, the
+ * replacement character, as a UTF-8 encoder writes a lone surrogate.
+ */
 function storable(text: string): string;
 function storable(text: string | null): string | null;
 function storable(text: string | null): string | null {
-  return text !== null && text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
+  if (text === null) return null;
+  let t = text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
+  if (SURROGATE.test(t)) t = t.replace(LONE_SURROGATE, '\uFFFD');
+  return t;
 }
 
 /** A refusal of the data itself (SQLSTATE classes 22 and 23): retrying the same row cannot succeed. */

@@ -144,18 +144,23 @@ t.test('the query service refuses a statement while history is over its bound, a
   t.same((await floe.sql('SELECT 1')).rows, [[1]]);
 });
 
-t.test('a statement carrying U+0000 is recorded, and so is every statement after it', async (t) => {
+t.test('statements carrying U+0000 or a lone surrogate are recorded, and so is every statement after them', async (t) => {
   const floe = await Floe.open();
   t.teardown(() => floe.close());
-  const first = await floe.sql("SELECT 'a\u0000b' AS nul_probe");
-  const second = await floe.sql('SELECT 2 AS after_nul');
+  const nul = await floe.sql("SELECT 'a\u0000b' AS nul_probe");
+  const lone = await floe.sql("SELECT 'x\ud800y\udc00z' AS lone_probe, '\ud83d\ude00' AS pair_probe");
+  const after = await floe.sql('SELECT 2 AS after_them');
   await floe.state.history.flush();
   t.equal(floe.state.history.pendingCount, 0);
+  t.equal(floe.state.history.droppedCount, 0, 'none dropped');
   const rows = await floe.state.store.query<{ query_id: string; sql: string; status: string }>(
-    'SELECT query_id, sql, status FROM query_history WHERE query_id IN ($1, $2)', [first.queryId, second.queryId]);
-  t.equal(rows.rows.length, 2);
+    'SELECT query_id, sql, status FROM query_history WHERE query_id IN ($1, $2, $3)', [nul.queryId, lone.queryId, after.queryId]);
+  t.equal(rows.rows.length, 3);
   t.ok(rows.rows.every((r) => r.status === 'completed'));
-  t.ok(rows.rows.some((r) => r.sql.includes('a\uFFFDb')));
+  const sqlOf = (id: string) => rows.rows.find((r) => r.query_id === id)!.sql;
+  t.match(sqlOf(nul.queryId), /a\uFFFDb/);
+  t.match(sqlOf(lone.queryId), /x\uFFFDy\uFFFDz/, 'lone surrogates replaced');
+  t.match(sqlOf(lone.queryId), /\ud83d\ude00/, 'a surrogate pair (an emoji) kept');
 });
 
 t.test('U+0000 in a value a statement stores is a 400-class refusal, not an internal error', async (t) => {
