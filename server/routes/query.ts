@@ -93,7 +93,15 @@ export function registerQueryRoutes(app: FastifyInstance, state: FloeState): voi
       // soon as the body has been read; the response's fires when the connection goes, or after
       // the answer was written: only the first case means the client left.)
       const cancellation = new CancellationSource();
-      const onClose = () => { if (!reply.raw.writableFinished) cancellation.abort(); };
+      const onClose = () => {
+        if (reply.raw.writableFinished) return;
+        // In a socket's 'close' handler a throw would take the process down: log it instead.
+        try {
+          cancellation.abort();
+        } catch (e) {
+          req.log.error({ err: e }, 'cancelling a statement whose client left failed');
+        }
+      };
       reply.raw.once('close', onClose);
       // Arrow is built only for a client that asks for it (it costs as much as the JSON answer).
       const wantsArrow = (req.headers.accept ?? '').includes(ARROW_STREAM);
