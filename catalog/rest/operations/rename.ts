@@ -8,7 +8,8 @@ import type { CatalogDeps } from '../deps.js';
 import { noSuchNamespace, noSuchTable, noSuchView } from '../errors.js';
 import { requireCatalog } from '../resolve.js';
 import { findEntity, findNamespace, type EntityKind } from '../store.js';
-import { alreadyExists, sqlState } from './tables/common.js';
+import { alreadyExists } from './tables/common.js';
+import { sqlState } from '../../store/meta-store.js';
 import { CatalogError } from '../errors.js';
 
 export async function renameEntity(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, kind: EntityKind, source: EntityIdent, destination: EntityIdent): Promise<void> {

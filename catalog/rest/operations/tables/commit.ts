@@ -19,7 +19,7 @@
 import { assertRequirements, applyUpdates } from '../../../iceberg/table-commit.js';
 import { nextMetadataLocation, type TableMetadata } from '../../../iceberg/table-metadata.js';
 import type { TableRequirement, TableUpdate } from '../../../iceberg/table-updates.js';
-import { isStoreUnavailable } from '../../../store/meta-store.js';
+import { isStoreUnavailable, sqlState } from '../../../store/meta-store.js';
 import type { CatalogContext, EntityIdent } from '../../context.js';
 import { namespaceKey, qualifiedName, validateEntityName, validateNamespace } from '../../context.js';
 import type { CatalogDeps } from '../../deps.js';
@@ -27,7 +27,7 @@ import { badRequest, CatalogError, noSuchNamespace, noSuchTable, toCatalogError 
 import { readingMetadata, type LoadedTable } from '../../loaded.js';
 import { requireCatalog } from '../../resolve.js';
 import { insertEntity, lockEntitiesInCatalog, swapMetadataLocation, type CatalogRecord, type EntityRecord } from '../../store.js';
-import { NO_CONFIG, sqlState } from './common.js';
+import { NO_CONFIG } from './common.js';
 
 /** Table property: delete metadata files that fall out of metadata-log (Java's default: false). */
 export const DELETE_AFTER_COMMIT_PROPERTY = 'write.metadata.delete-after-commit.enabled';

@@ -28,8 +28,6 @@ export interface RegisterTableRequest {
 
 export const NO_CONFIG: ReadonlyMap<string, string> = new Map();
 
-export { sqlState } from '../../../store/meta-store.js';
-
 export function alreadyExists(ident: EntityIdent, existing: EntityRecord): CatalogError {
   return existing.kind === 'view'
     ? new CatalogError('AlreadyExistsException', `View with same name already exists: ${qualifiedName(ident)}`)

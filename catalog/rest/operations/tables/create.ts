@@ -7,7 +7,8 @@ import { CatalogError, noSuchNamespace } from '../../errors.js';
 import type { LoadedTable } from '../../loaded.js';
 import { defaultEntityLocation, requireCatalog, requireNamespace } from '../../resolve.js';
 import { findEntity, insertEntity, type EntityRecord } from '../../store.js';
-import { type CreateTableRequest, NO_CONFIG, sqlState, alreadyExists } from './common.js';
+import { type CreateTableRequest, NO_CONFIG, alreadyExists } from './common.js';
+import { sqlState } from '../../../store/meta-store.js';
 
 export async function createTable(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, ns: Namespace, request: CreateTableRequest): Promise<LoadedTable> {
   // Validation

@@ -6,7 +6,8 @@ import { CatalogError, noSuchNamespace } from '../../errors.js';
 import { readingMetadata, type LoadedTable } from '../../loaded.js';
 import { requireCatalog, requireNamespace } from '../../resolve.js';
 import { findEntity, insertEntity, swapMetadataLocation, type EntityRecord } from '../../store.js';
-import { type RegisterTableRequest, NO_CONFIG, sqlState, alreadyExists } from './common.js';
+import { type RegisterTableRequest, NO_CONFIG, alreadyExists } from './common.js';
+import { sqlState } from '../../../store/meta-store.js';
 
 /**
  * Registers an existing metadata file as a table (read through the catalog's remappings, so a

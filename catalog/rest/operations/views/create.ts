@@ -7,7 +7,8 @@ import { CatalogError, noSuchNamespace } from '../../errors.js';
 import type { LoadedView } from '../../loaded.js';
 import { defaultEntityLocation, requireCatalog, requireNamespace } from '../../resolve.js';
 import { findEntity, insertEntity, type EntityRecord } from '../../store.js';
-import { alreadyExists, NO_CONFIG, sqlState } from '../tables/common.js';
+import { alreadyExists, NO_CONFIG } from '../tables/common.js';
+import { sqlState } from '../../../store/meta-store.js';
 import { type CreateViewRequest, viewMetadataLocation } from './common.js';
 
 export async function createView(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, ns: Namespace, request: CreateViewRequest): Promise<LoadedView> {
