@@ -31,7 +31,7 @@ await onEachBackend(t, async (t, store) => {
   });
 
   await t.test('a failing migration leaves nothing behind', async (t) => {
-    const bad = [...loadMigrations(), { version: loadMigrations().length + 1, name: 'broken', sql: 'CREATE TABLE half_done (a int);\nSELECT no_such_function();' }];
+    const bad = [...loadMigrations(), { version: Math.max(...loadMigrations().map((m) => m.version)) + 1, name: 'broken', sql: 'CREATE TABLE half_done (a int);\nSELECT no_such_function();' }];
     await t.rejects(migrate(store, bad));
     const exists = await store.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'half_done'");
     t.equal(exists.rows.length, 0);

@@ -18,12 +18,18 @@ const MIGRATION_LOCK_KEY = 7_310_581_144_502_271n;
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
-/** Reads the migration files in version order; a gap or a duplicate version is a build bug. */
+/**
+ * Reads the migration files in version order; a duplicate version is a build bug. Gaps are
+ * allowed: features built side by side reserve their numbers, and `migrate` applies every version
+ * not yet recorded, so one that lands after a higher number is still applied.
+ */
 export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   const files = readdirSync(dir).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
-  return files.map((file, i) => {
+  let previous = 0;
+  return files.map((file) => {
     const version = Number(file.slice(0, 4));
-    if (version !== i + 1) throw new Error(`migration ${file}: expected version ${i + 1}`);
+    if (version <= previous) throw new Error(`migration ${file}: version ${version} is not above ${previous}`);
+    previous = version;
     return { version, name: file.slice(5, -4), sql: readFileSync(`${dir}/${file}`, 'utf8') };
   });
 }
