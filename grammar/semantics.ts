@@ -873,6 +873,10 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
     functionArgs_distinct(_d, exprs, order) {
       return { args: exprs.ir(), star: false, distinct: true, orderBy: orderBy(order) };
     },
+    // ALL is the default quantifier (SQL's `<set quantifier>`): `count(ALL x)` is `count(x)`.
+    functionArgs_all(_a, exprs, order) {
+      return { args: exprs.ir(), star: false, distinct: false, orderBy: orderBy(order) };
+    },
     functionArgs_plain(exprs, order) {
       return { args: opt<Expr[]>(exprs) ?? [], star: false, distinct: false, orderBy: orderBy(order) };
     },

@@ -333,3 +333,5 @@ SELECT a FROM t WHERE a IN (SELECT b FROM u) IS NOT TRUE
 SELECT (a::int)[1], (l::int[])[2], l[1][2] FROM t
 ----
 SELECT x BETWEEN 1 AND 2 + 3 * 4, x NOT BETWEEN 'a' || 'b' AND 'z' FROM t
+----
+SELECT count(ALL a), max(ALL a + 1), string_agg(ALL s, ',' ORDER BY s) FROM t
