@@ -20,7 +20,7 @@
  */
 import { unreachable } from '../../catalog/iceberg/errors.js';
 import type { FileScanTask, ScanFile } from '../../catalog/iceberg/scan.js';
-import { decimalToString } from '../../catalog/iceberg/conversions.js';
+import { decimalToString, uuidFromBytes } from '../../catalog/iceberg/conversions.js';
 import type { IcebergValue } from '../../catalog/iceberg/conversions.js';
 import type { PartitionSpec } from '../../catalog/iceberg/partition-spec.js';
 import type { Schema } from '../../catalog/iceberg/schema.js';
@@ -103,9 +103,32 @@ export function icebergLiteral(type: IcebergType, value: IcebergValue | null): s
     case 'timestamp': return `CAST('${isoTimestampNanos(BigInt(value as number | bigint) * 1000n, false)}' AS TIMESTAMP)`;
     case 'timestamptz': return `CAST('${isoTimestampNanos(BigInt(value as number | bigint) * 1000n, false)}+00' AS TIMESTAMPTZ)`;
     case 'timestamp_ns': return `CAST('${isoTimestampNanos(BigInt(value as number | bigint), false)}' AS TIMESTAMP_NS)`;
-    case 'uuid': return typeof value === 'string' ? `CAST(${sqlString(value)} AS UUID)` : undefined;
-    default: return undefined;
+    // DuckDB has no zoned nanosecond type: the column reads as TIMESTAMPTZ (micros), so does its value.
+    case 'timestamptz_ns': return `CAST('${isoTimestampNanos(floorDiv(BigInt(value as number | bigint), 1000n) * 1000n, false)}+00' AS TIMESTAMPTZ)`;
+    case 'time': return typeof value === 'bigint' || typeof value === 'number' ? `CAST('${isoTime(BigInt(value))}' AS TIME)` : undefined;
+    case 'uuid': return typeof value === 'string' ? `CAST(${sqlString(value)} AS UUID)` : value instanceof Uint8Array && value.length === 16 ? `CAST(${sqlString(uuidFromBytes(value))} AS UUID)` : undefined;
+    case 'fixed': case 'binary': return value instanceof Uint8Array ? blobLiteral(value) : undefined;
+    case 'geometry': case 'geography': case 'variant': case 'unknown': case 'struct': case 'list': case 'map': return undefined;
+    default: return unreachable(type);
   }
+}
+
+/** A DuckDB BLOB literal of bytes (`from_hex` folds to a constant). */
+export function blobLiteral(bytes: Uint8Array): string {
+  return `CAST(from_hex('${Buffer.from(bytes).toString('hex')}') AS BLOB)`;
+}
+
+function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
+}
+
+/** `HH:MM:SS.ffffff` of microseconds from midnight (Iceberg `time`). */
+export function isoTime(micros: bigint): string {
+  const day = 86_400_000_000n;
+  const m = ((micros % day) + day) % day;
+  const pad = (n: bigint, w: number): string => n.toString().padStart(w, '0');
+  return `${pad(m / 3_600_000_000n, 2)}:${pad((m / 60_000_000n) % 60n, 2)}:${pad((m / 1_000_000n) % 60n, 2)}.${pad(m % 1_000_000n, 6)}`;
 }
 
 /**
