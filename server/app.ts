@@ -12,6 +12,7 @@ import { parseTokenForm, registerOAuthRoutes } from './routes/oauth.js';
 import { registerJwksRoute, registerOperationRoutes } from './routes/operations.js';
 import { registerCatalogInfoRoutes, registerQueryRoutes } from './routes/query.js';
 import type { FloeState } from './state.js';
+import { readTlsMaterial } from './tls.js';
 import { sendWireError, wireFormatOf } from './wire-errors.js';
 
 export interface BuildServerOptions {
@@ -34,7 +35,10 @@ export function requireAccessRules(app: FastifyInstance, served: string[] = []):
 }
 
 export async function buildServer(state: FloeState, options: BuildServerOptions = {}): Promise<FastifyInstance> {
+  // HTTPS when a certificate is configured (server/tls.ts); plain HTTP only without one.
+  const tls = state.config.server.tls ? readTlsMaterial(state.config.server.tls) : null;
   const app = Fastify({
+    ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
     logger: options.logger === false ? false : {
       level: state.config.logging.level,
       redact: ['req.headers.authorization', 'req.headers.cookie'],
@@ -47,7 +51,7 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
     frameworkErrors: (error, req, reply) => void sendWireError(reply, wireFormatOf(req.url), { status: 400, message: error.message }),
     // Access logs are left to the proxy in front; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
-  });
+  }) as unknown as FastifyInstance;
   const served: string[] = [];
 
   app.decorateRequest('auth', null);

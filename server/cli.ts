@@ -14,7 +14,10 @@ import { findPrincipalByName } from '../engine/principals/principals.js';
 import { findTenant, TenantError } from '../engine/principals/tenants.js';
 import { replayFailedDeliveries } from '../engine/principals/webhook-worker.js';
 import { DEFAULT_PASSWORD_POLICY, loadPasswordPolicy, setPasswordPolicy } from '../engine/principals/passwords.js';
+import type { Server as HttpsServer } from 'node:https';
 import { buildManagementServer, buildServer } from './app.js';
+import { readTlsMaterial, reloadTls } from './tls.js';
+import { unreachable } from '../grammar/ir.js';
 import { KeyRing } from './auth/key-ring.js';
 import { ConfigError, loadConfig, type FloeConfig } from './config.js';
 import { openState, storeLocationOf } from './state.js';
@@ -77,6 +80,8 @@ async function serve(argv: string[]): Promise<void> {
   }
   if (values.host !== undefined) server.host = values.host;
   const config = configFrom(values, Object.keys(server).length ? { server } : {});
+  // A missing or mismatched certificate stops the start before the store is opened.
+  if (config.server.tls) readTlsMaterial(config.server.tls);
   const embedded = config.store.database_url === null;
   if (embedded) {
     const other = runningServerPid(config);
@@ -134,6 +139,17 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown());
   process.on('SIGTERM', () => void shutdown());
+  // SIGHUP rereads the certificate and key (a renewal) without closing the listener; without
+  // `server.tls` it only says so, rather than ending the process as the default action would.
+  process.on('SIGHUP', () => {
+    const outcome = reloadTls(app.server as unknown as HttpsServer, config.server.tls);
+    switch (outcome.kind) {
+      case 'reloaded': app.log.info({ fingerprint256: outcome.fingerprint256 }, 'TLS certificate reloaded'); break;
+      case 'kept': app.log.error(`TLS certificate not reloaded, the previous one is still served: ${outcome.reason}`); break;
+      case 'not-configured': app.log.info('SIGHUP: no server.tls configured, nothing to reload'); break;
+      default: unreachable(outcome);
+    }
+  });
 }
 
 async function withAdminStore<T>(values: { config?: string | undefined; 'data-dir'?: string | undefined }, fn: (store: MetaStore) => Promise<T>): Promise<T> {

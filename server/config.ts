@@ -16,6 +16,12 @@ export interface ListenConfig {
   readonly port: number;
 }
 
+/** Where the main listener's certificate chain and private key are (PEM files). */
+export interface TlsFilesConfig {
+  readonly cert_file: string;
+  readonly key_file: string;
+}
+
 export interface FloeConfig {
   readonly server: ListenConfig & {
     /** Largest request body accepted, bytes. */
@@ -27,6 +33,11 @@ export interface FloeConfig {
      * are cancelled with SERVER_SHUTDOWN; new requests get 503 meanwhile. A second signal cancels at once.
      */
     readonly shutdown_grace_ms: number;
+    /**
+     * HTTPS of the main listener (server/tls.ts): PEM certificate chain and private key, read at
+     * start and again on SIGHUP. Null serves plain HTTP.
+     */
+    readonly tls: TlsFilesConfig | null;
   };
   /** Optional second listener serving /health, /health/ready and /metrics without a token. */
   readonly management: ListenConfig | null;
@@ -83,7 +94,7 @@ export interface FloeConfig {
 }
 
 export const DEFAULT_CONFIG: FloeConfig = {
-  server: { host: '127.0.0.1', port: 8181, body_limit_bytes: 10 * 1024 * 1024, trust_proxy: false, shutdown_grace_ms: 10_000 },
+  server: { host: '127.0.0.1', port: 8181, body_limit_bytes: 10 * 1024 * 1024, trust_proxy: false, shutdown_grace_ms: 10_000, tls: null },
   management: null,
   data_dir: './floe-data',
   store: { database_url: null, pool_size: 10 },
@@ -130,7 +141,12 @@ export const CONFIG_SCHEMA = {
     workload: WORKLOAD_CONFIG_SCHEMA,
     server: {
       type: 'object', additionalProperties: false,
-      properties: { host: { type: 'string', minLength: 1 }, port, body_limit_bytes: positive, trust_proxy: { type: 'boolean' }, shutdown_grace_ms: { type: 'integer', minimum: 0, maximum: 3_600_000 } },
+      properties: { host: { type: 'string', minLength: 1 }, port, body_limit_bytes: positive, trust_proxy: { type: 'boolean' }, shutdown_grace_ms: { type: 'integer', minimum: 0, maximum: 3_600_000 },
+        tls: { anyOf: [{
+          type: 'object', additionalProperties: false, required: ['cert_file', 'key_file'],
+          properties: { cert_file: { type: 'string', minLength: 1 }, key_file: { type: 'string', minLength: 1 } },
+        }, { type: 'null' }] },
+      },
     },
     management: { anyOf: [listen, { type: 'null' }] },
     data_dir: { type: 'string', minLength: 1 },
@@ -236,6 +252,8 @@ const ENV_ALIASES: ReadonlyMap<string, readonly string[]> = new Map([
   ['FLOE_AUTH_ISSUER', ['auth', 'issuer']],
   ['FLOE_AUTH_AUDIENCE', ['auth', 'audience']],
   ['FLOE_ACCESS_TOKEN_TTL_SECONDS', ['auth', 'access_token_ttl_seconds']],
+  ['FLOE_TLS_CERT_FILE', ['server', 'tls', 'cert_file']],
+  ['FLOE_TLS_KEY_FILE', ['server', 'tls', 'key_file']],
 ]);
 
 /** FLOE_* variables that are not configuration keys (read elsewhere) and so are not refused. */

@@ -22,7 +22,7 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /serving on (http:\/\/[^\s]+)/.exec(out);
+      const m = /serving on (https?:\/\/[^\s]+)/.exec(out);
       // The banner is written in one piece; wait for its trailing newline.
       if (m && out.endsWith('\n')) {
         clearTimeout(timer);
