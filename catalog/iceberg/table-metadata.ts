@@ -6,6 +6,7 @@
  * The commit core (requirements and updates) lives in `table-commit.ts`.
  */
 import { randomUUID } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { IcebergError, badRequest, validationError } from './errors.js';
 import { asArray, asObject, field, optionalInt, optionalString, requiredInt, requiredString, stringMap, toLong } from './json-fields.js';
 import { parseJson, stringifyJson } from './json.js';
@@ -398,9 +399,45 @@ function stripTrailingSlash(location: string): string {
 // ---------------------------------------------------------------------------------------------
 // Metadata file locations
 
-/** `00001-<uuid>.metadata.json`, Java's naming for catalog-written metadata files. */
-export function metadataFileName(version: number, uuid: string = randomUUID()): string {
-  return `${String(version).padStart(5, '0')}-${uuid}.metadata.json`;
+/** Table property choosing the metadata file codec (`none` or `gzip`), as in Java's `TableProperties`. */
+export const METADATA_COMPRESSION_PROPERTY = 'write.metadata.compression-codec';
+
+/** The codec a table's metadata files are written with: gzip only when the property asks for it. */
+export function metadataCodec(properties: ReadonlyMap<string, string>): 'none' | 'gzip' {
+  return properties.get(METADATA_COMPRESSION_PROPERTY)?.trim().toLowerCase() === 'gzip' ? 'gzip' : 'none';
+}
+
+/**
+ * `00001-<uuid>.metadata.json`, Java's naming for catalog-written metadata files; with gzip,
+ * `00001-<uuid>.gz.metadata.json` as Java's `TableMetadataParser.Codec.GZIP` names them.
+ */
+export function metadataFileName(version: number, uuid: string = randomUUID(), codec: 'none' | 'gzip' = 'none'): string {
+  return `${String(version).padStart(5, '0')}-${uuid}${codec === 'gzip' ? '.gz' : ''}.metadata.json`;
+}
+
+/** Whether a metadata file location names a gzip-compressed file (`.gz.metadata.json` or `.metadata.json.gz`). */
+export function isGzipMetadataLocation(location: string): boolean {
+  return /\.gz\.metadata\.json$|\.metadata\.json\.gz$/.test(location);
+}
+
+/**
+ * The text of a metadata file's bytes. Gzip is recognised by its magic bytes, not the name: a file
+ * renamed or written by a tool that names it differently still reads.
+ */
+export function metadataText(bytes: Uint8Array): string {
+  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    try {
+      return gunzipSync(bytes).toString('utf8');
+    } catch (e) {
+      throw new IcebergError('BadRequestException', `Cannot read gzip-compressed metadata file: ${(e as Error).message}`);
+    }
+  }
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/** The bytes of a metadata file for its location: gzip-compressed when the name says so. */
+export function metadataBytes(location: string, text: string): Buffer {
+  return isGzipMetadataLocation(location) ? gzipSync(text) : Buffer.from(text, 'utf8');
 }
 
 /**
@@ -420,5 +457,5 @@ export function metadataFileVersion(location: string): number | undefined {
 export function nextMetadataLocation(m: TableMetadata, previousMetadataLocation: string | undefined, uuid: string = randomUUID()): string {
   const dir = stripTrailingSlash(m.properties.get(METADATA_PATH_PROPERTY) ?? `${m.location}/metadata`);
   const previous = previousMetadataLocation === undefined ? -1 : (metadataFileVersion(previousMetadataLocation) ?? -1);
-  return `${dir}/${metadataFileName(previous + 1, uuid)}`;
+  return `${dir}/${metadataFileName(previous + 1, uuid, metadataCodec(m.properties))}`;
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MetaStore } from '../store/meta-store.js';
 import { remapLocations, type FileIO } from '../../storage-creds/file-io.js';
-import { parseTableMetadata, serializeTableMetadata, type TableMetadata } from '../iceberg/table-metadata.js';
+import { metadataBytes, metadataText, parseTableMetadata, serializeTableMetadata, type TableMetadata } from '../iceberg/table-metadata.js';
 import { parseViewMetadata, serializeViewMetadata, type ViewMetadata } from '../iceberg/view-metadata.js';
 import { loadLiveEntries, type LiveEntries } from '../iceberg/scan.js';
 import type { Snapshot } from '../iceberg/snapshot.js';
@@ -113,7 +113,7 @@ export class MetadataFiles {
     const key = `${catalog.id} ${location}`;
     const cached = this.tables.get(key);
     if (cached !== undefined) return cached;
-    const text = (await this.ioFor(catalog).read(location)).toString('utf8');
+    const text = metadataText(await this.ioFor(catalog).read(location));
     const m = parseTableMetadata(text);
     this.tables.set(key, m, text.length);
     return m;
@@ -123,7 +123,7 @@ export class MetadataFiles {
   async writeTable(catalog: CatalogRecord, location: string, m: TableMetadata): Promise<string> {
     assertStorableText(location, 'location');
     const text = serializeTableMetadata(m);
-    await this.ioFor(catalog).write(location, Buffer.from(text, 'utf8'));
+    await this.ioFor(catalog).write(location, metadataBytes(location, text));
     this.tables.set(`${catalog.id} ${location}`, m, text.length);
     return text;
   }
@@ -132,7 +132,7 @@ export class MetadataFiles {
     const key = `${catalog.id} ${location}`;
     const cached = this.views.get(key);
     if (cached !== undefined) return cached;
-    const text = (await this.ioFor(catalog).read(location)).toString('utf8');
+    const text = metadataText(await this.ioFor(catalog).read(location));
     const m = parseViewMetadata(text);
     this.views.set(key, m, text.length);
     return m;
