@@ -46,8 +46,9 @@ export const ERRORS = {
   QUEUE_FULL: def<{ group: string; limit: number }>('53300', 429, (p) => `resource group ${p.group} queue is full (max_queued_queries = ${p.limit})`),
   RESULT_TOO_LARGE: def<{ limit: number; unit: string }>('54000', 413, (p) => `result exceeds the limit of ${p.limit} ${p.unit}; add a LIMIT or narrow the query`),
   COMMIT_CONFLICT: def<{ detail: string }>('40001', 409, (p) => `commit conflict: ${p.detail}`),
-  INVALID_INVITATION: def('22023', 400, () => 'invitation is invalid, expired or already redeemed'),
-  LEGAL_HOLD_ACTIVE: def<{ name: string }>('55000', 409, (p) => `user ${p.name} is under legal hold`),
+  // The two codes the service spec names (Errors §2) keep its spelling, since clients match on it.
+  InvalidInvitation: def('22023', 400, () => 'invitation is invalid, expired or already redeemed'),
+  LegalHoldActive: def<{ name: string }>('55000', 409, (p) => `user ${p.name} is under legal hold`),
   OBJECT_IN_USE: def<{ detail: string }>('2BP01', 409, (p) => `cannot drop: ${p.detail}`),
   INVALID_STATE: def<{ detail: string }>('55000', 409, (p) => `invalid state: ${p.detail}`),
   PASSWORD_POLICY: def<{ detail: string }>('28P01', 400, (p) => `password does not meet the tenant policy: ${p.detail}`),

@@ -158,7 +158,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         query: (ctx, statement) => (statement.kind === 'Query' || statement.kind === 'Explain' ? queryRunner.run(ctx, statement) : writeRunner.run(ctx, statement)),
         principal: (ctx, statement) => principalStatements.run(ctx, statement),
         workload: async () => resourceGroups.show(),
-        invitation: (statement) => principalStatements.redeem(statement),
+        invitation: { historyOwnerOf: (statement) => principalStatements.historyOwnerOf(statement), redeem: (statement) => principalStatements.redeem(statement) },
       },
       defaultCatalog: 'default', defaultSchema: config.query.default_schema,
       maxResultRows: config.query.max_result_rows, maxTimeoutMs: config.query.max_timeout_ms,

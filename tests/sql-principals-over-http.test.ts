@@ -54,7 +54,7 @@ await onEachBackend(t, async (t, store) => {
     t.equal(redeem.statusCode, 200, redeem.body);
     const again = await run(`REDEEM INVITATION '${token}' WITH PASSWORD 'Another-Strong-9-Pass'`);
     t.equal(again.statusCode, 400);
-    t.match(again.json(), { error: 'INVALID_INVITATION' });
+    t.match(again.json(), { error: 'InvalidInvitation' });
     t.equal((await signIn('bob', 'Another-Strong-9-Pass')).statusCode, 200);
   });
 

@@ -15,7 +15,7 @@
  */
 export {
   executePrincipalStatement, isPrincipalStatement, needsNoBearerToken, statementAllowedUnderRestriction,
-  PRINCIPAL_STATEMENT_KINDS, tombstonePrincipal, parsePatTtl,
+  PRINCIPAL_STATEMENT_KINDS, tombstonePrincipal, parsePatTtl, invitationHolder,
 } from './statements.js';
 export type { PrincipalStatement } from './statements.js';
 export {

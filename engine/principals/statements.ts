@@ -332,7 +332,7 @@ export async function executePrincipalStatement(ctx: PrincipalContext, stmt: Pri
       requireAdmin(await authorityOf(tx, actor), 'EXPUNGE USER');
       const u = await requireUser(tx, run.tenantId, stmt.name);
       if (u.status !== 'DEACTIVATED') throw floeError('INVALID_STATE', { detail: `user ${u.name} is ${u.status}; only DEACTIVATED users can be expunged (DROP USER first)` });
-      if (u.legal_hold) throw floeError('LEGAL_HOLD_ACTIVE', { name: u.name });
+      if (u.legal_hold) throw floeError('LegalHoldActive', { name: u.name });
       if (stmt.reason.trim() === '') throw floeError('INVALID_PARAMETER', { name: 'REASON', detail: 'must not be empty' });
       checkText('REASON', stmt.reason);
       const tombstone = await tombstonePrincipal(tx, u.id, run.now, stmt.reason);
@@ -740,6 +740,19 @@ async function alterSelfPassword(run: Run, newPassword: string, oldPassword: str
   });
 }
 
+/**
+ * The tenant and invitee an invitation token names, in whatever state the invitation is
+ * (redeemed, revoked, expired): whose history a redemption attempt is filed in. Undefined for a
+ * token no invitation has.
+ */
+export async function invitationHolder(db: SqlExecutor, token: string): Promise<{ tenantId: string; principalId: string; name: string } | undefined> {
+  const row = (await db.query<{ tenant_id: string; principal_id: string; name: string }>(
+    `SELECT p.tenant_id, p.id AS principal_id, p.name
+       FROM invitations i JOIN principals p ON p.id = i.principal_id
+      WHERE i.token_sha256 = $1`, [sha256(token)])).rows[0];
+  return row ? { tenantId: row.tenant_id, principalId: row.principal_id, name: row.name } : undefined;
+}
+
 async function redeemInvitation(ctx: PrincipalContext, token: string, password: string): Promise<PrincipalResult> {
   const now = new Date(ctx.clock.now());
   const digest = sha256(token);
@@ -749,15 +762,15 @@ async function redeemInvitation(ctx: PrincipalContext, token: string, password: 
       WHERE i.token_sha256 = $1 AND i.redeemed_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > $2 AND p.status = 'INVITED'${lock ? ' FOR UPDATE OF i' : ''}`,
     [digest, now])).rows[0];
   const found = await find(ctx.store, false);
-  if (!found) throw floeError('INVALID_INVITATION');
+  if (!found) throw floeError('InvalidInvitation');
   const policy = await loadPasswordPolicy(ctx.store, found.tenant_id);
   await checkPasswordAgainstPolicy(policy, password, found.name);
   const hash = await hasherOf(ctx).hash(password);
   return ctx.store.transaction(async (tx) => {
     const inv = await find(tx, true);
-    if (!inv) throw floeError('INVALID_INVITATION');
+    if (!inv) throw floeError('InvalidInvitation');
     const claimed = await tx.query('UPDATE invitations SET redeemed_at = $2 WHERE id = $1 AND redeemed_at IS NULL', [inv.invitation_id, now]);
-    if (claimed.rowCount !== 1) throw floeError('INVALID_INVITATION');
+    if (claimed.rowCount !== 1) throw floeError('InvalidInvitation');
     await writePassword(tx, inv.tenant_id, inv.principal_id, hash, now, policy);
     await tx.query('UPDATE principals SET status = $2, must_change_password = false, status_changed_at = $3, updated_at = $3 WHERE id = $1', [inv.principal_id, 'ACTIVE', now]);
     await bumpEpoch(tx, inv.principal_id, now);

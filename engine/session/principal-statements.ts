@@ -6,10 +6,10 @@ import type { MetaStore } from '../../catalog/store/meta-store.js';
 import type { Statement } from '../../grammar/ir.js';
 import { floeError } from '../../grammar/errors.js';
 import {
-  executePrincipalStatement, isPrincipalStatement, tokenRestriction, findPrincipalByName, RESTRICTION_SCOPE_PREFIX,
+  executePrincipalStatement, isPrincipalStatement, tokenRestriction, invitationHolder, RESTRICTION_SCOPE_PREFIX, DEFAULT_TENANT,
   type PrincipalContext, type PrincipalsConfig, type SecretBox, type WebhooksConfig,
 } from '../principals/index.js';
-import type { RowSet, StatementContext } from './query-service.js';
+import type { HistoryOwner, RowSet, StatementContext } from './query-service.js';
 import type { PasswordHasher } from '../principals/passwords.js';
 
 export interface PrincipalStatementsOptions {
@@ -21,6 +21,9 @@ export interface PrincipalStatementsOptions {
   /** The process's Argon2id gate, so hashing never starves query execution of threads. */
   readonly passwords?: PasswordHasher;
 }
+
+/** Where a redemption with an unknown token is recorded. */
+export const ANONYMOUS_HISTORY_OWNER: HistoryOwner = { tenantId: DEFAULT_TENANT, principalId: 'anonymous', name: 'anonymous' };
 
 export class PrincipalStatements {
   constructor(private readonly o: PrincipalStatementsOptions) {}
@@ -40,12 +43,19 @@ export class PrincipalStatements {
     }), statement);
   }
 
-  /** REDEEM INVITATION without a bearer token; the redeemed user's tenant and id for history. */
-  async redeem(statement: Statement): Promise<RowSet & { recordAs?: { tenantId: string; principalId: string; name: string } }> {
+  /** REDEEM INVITATION without a bearer token. */
+  async redeem(statement: Statement): Promise<RowSet> {
     if (statement.kind !== 'RedeemInvitation') throw floeError('NOT_AUTHENTICATED', { detail: 'this statement needs a bearer token' });
-    const result = await executePrincipalStatement(this.context(undefined, undefined), statement);
-    const [name, , tenant] = (result.rows[0] ?? []) as [string?, string?, string?];
-    const who = name !== undefined && tenant !== undefined ? await findPrincipalByName(this.o.store, tenant, name) : undefined;
-    return { ...result, ...(who ? { recordAs: { tenantId: who.tenantId, principalId: who.id, name: who.name } } : {}) };
+    return executePrincipalStatement(this.context(undefined, undefined), statement);
+  }
+
+  /**
+   * Whose history a redemption attempt joins, whether it succeeds or not: the tenant and invitee
+   * of the invitation its token names (redeemed, revoked or expired alike); a token no invitation
+   * has is filed in the default tenant as `anonymous`, since nothing names another.
+   */
+  async historyOwnerOf(statement: Statement): Promise<HistoryOwner> {
+    const holder = statement.kind === 'RedeemInvitation' ? await invitationHolder(this.o.store, statement.token) : undefined;
+    return holder ?? ANONYMOUS_HISTORY_OWNER;
   }
 }

@@ -49,6 +49,13 @@ export interface QueryPrincipal {
   readonly defaultWarehouse: string | null;
 }
 
+/** The tenant and principal a history record is filed under. */
+export interface HistoryOwner {
+  readonly tenantId: string;
+  readonly principalId: string;
+  readonly name: string;
+}
+
 /** Session state the client carries between requests. */
 export interface SessionState {
   readonly catalog: string;
@@ -136,8 +143,11 @@ export interface QueryServiceOptions {
   readonly clock: { now(): number };
   /** Runners by category; a category without one answers UNSUPPORTED_STATEMENT. */
   readonly runners: Partial<Record<'query' | 'ddl' | 'principal' | 'workload', StatementRunner>> & {
-    /** REDEEM INVITATION without a bearer token; `recordAs` names whose history it joins. */
-    readonly invitation?: (statement: Statement) => Promise<RowSet & { readonly recordAs?: { readonly tenantId: string; readonly principalId: string; readonly name: string } }>;
+    /** REDEEM INVITATION without a bearer token: who it is filed under in history, and the redemption. */
+    readonly invitation?: {
+      readonly historyOwnerOf: (statement: Statement) => Promise<HistoryOwner>;
+      readonly redeem: (statement: Statement) => Promise<RowSet>;
+    };
   };
   readonly defaultCatalog: string;
   readonly defaultSchema: string;
@@ -219,8 +229,9 @@ export class QueryService {
 
   /**
    * A request without a bearer token: only REDEEM INVITATION, whose invitation token is the
-   * credential. Anything else is `undefined` (the route answers 401). A successful redemption is
-   * recorded in the invited user's tenant as theirs; a failed one has no tenant to be filed under.
+   * credential. Anything else is `undefined` (the route answers 401, and nothing is recorded: no
+   * statement ran). A redemption is recorded whether it succeeds or fails, in the tenant and
+   * under the invitee its token names (the default tenant's `anonymous` for a token nobody has).
    */
   async executeAnonymous(request: QueryRequest): Promise<QueryAnswer | undefined> {
     this.o.history.refuseIfBacklogged();
@@ -229,17 +240,22 @@ export class QueryService {
     const runner = this.o.runners.invitation;
     if (!runner) throw floeError('UNSUPPORTED_STATEMENT', { what: 'REDEEM INVITATION (principal management is not configured)' });
     const started = this.o.clock.now();
-    const result = await runner(parsed.statement);
+    const owner = await runner.historyOwnerOf(parsed.statement);
     const queryId = this.#ids.next();
-    if (result.recordAs) {
-      const lifecycle = this.o.history.begin({
-        queryId, tenantId: result.recordAs.tenantId, userId: result.recordAs.principalId, userName: result.recordAs.name,
-        sql: redactParsed(request.sql, parsed), queryType: 'principal', source: request.source ?? null, warehouse: null,
-      });
-      lifecycle.running();
+    const lifecycle = this.o.history.begin({
+      queryId, tenantId: owner.tenantId, userId: owner.principalId, userName: owner.name,
+      sql: redactParsed(request.sql, parsed), queryType: queryType(parsed.statement), source: request.source ?? null, warehouse: null,
+    });
+    lifecycle.running();
+    try {
+      const result = await runner.redeem(parsed.statement);
       lifecycle.completed({ rowsProduced: result.rows.length });
+      return { columns: result.columns, types: result.types, rows: result.rows, queryId, rowCount: result.rows.length, elapsedMs: Math.max(0, this.o.clock.now() - started) };
+    } catch (e) {
+      const error = this.toFloeError(e);
+      lifecycle.failed({ code: error.code, sqlState: error.sqlState, message: error.message });
+      throw Object.assign(error, { queryId });
     }
-    return { columns: result.columns, types: result.types, rows: result.rows, queryId, rowCount: result.rows.length, elapsedMs: Math.max(0, this.o.clock.now() - started) };
   }
 
   private sessionOf(request: QueryRequest): SessionState {

@@ -146,8 +146,8 @@ t.test('refusals, sign-in, MFA, privileges and secrets', async (t) => {
     t.equal(await refusal(server, undefined, `REDEEM INVITATION '${invitation}' WITH PASSWORD 'short'`), 'PASSWORD_POLICY');
     const ivanPw = strongPassword('ivan');
     await must(server, undefined, `REDEEM INVITATION '${invitation}' WITH PASSWORD '${ivanPw}'`);
-    t.equal(await refusal(server, undefined, `REDEEM INVITATION '${invitation}' WITH PASSWORD '${ivanPw}'`), 'INVALID_INVITATION');
-    t.equal(await refusal(server, undefined, `REDEEM INVITATION 'floe_inv_made-up' WITH PASSWORD '${ivanPw}'`), 'INVALID_INVITATION');
+    t.equal(await refusal(server, undefined, `REDEEM INVITATION '${invitation}' WITH PASSWORD '${ivanPw}'`), 'InvalidInvitation');
+    t.equal(await refusal(server, undefined, `REDEEM INVITATION 'floe_inv_made-up' WITH PASSWORD '${ivanPw}'`), 'InvalidInvitation');
     t.equal(await refusal(server, undefined, 'SHOW USERS'), 'NOT_AUTHENTICATED', 'nothing else runs without a token');
 
     // --- DROP RESTRICT with role grants; EXPUNGE rules; legal hold
@@ -158,7 +158,7 @@ t.test('refusals, sign-in, MFA, privileges and secrets', async (t) => {
     t.equal(await refusal(server, admin, "EXPUNGE USER ivan REASON 'x'"), 'INVALID_STATE', 'EXPUNGE of a user that is not DEACTIVATED');
     await must(server, admin, 'DROP USER ivan CASCADE');
     await must(server, admin, "ALTER USER ivan SET LEGAL HOLD REASON 'litigation'");
-    t.equal(await refusal(server, admin, "EXPUNGE USER ivan REASON 'x'"), 'LEGAL_HOLD_ACTIVE');
+    t.equal(await refusal(server, admin, "EXPUNGE USER ivan REASON 'x'"), 'LegalHoldActive');
     await must(server, admin, 'ALTER USER ivan CLEAR LEGAL HOLD');
     await must(server, admin, "EXPUNGE USER ivan REASON 'erasure request'");
     const tomb = (await store.query<{ name: string; email: string | null; status: string }>("SELECT name, email, status FROM principals WHERE expunge_reason = 'erasure request'")).rows[0]!;

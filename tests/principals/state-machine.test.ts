@@ -140,7 +140,7 @@ class Expunge extends UserCommand {
     const u = get(m, this.name);
     if (!u) return { error: 'NOT_FOUND' };
     if (u.status !== 'DEACTIVATED') return { error: 'INVALID_STATE' };
-    if (u.legalHold) return { error: 'LEGAL_HOLD_ACTIVE' };
+    if (u.legalHold) return { error: 'LegalHoldActive' };
     return { apply: () => { m.delete(this.name); } };
   }
 }
