@@ -4,8 +4,9 @@
  * at once and a crashed worker's rows come back when the lease runs out (at-least-once; every
  * attempt of an event carries the same X-Svc-Event-Id). The request body is the event payload
  * as stored; X-Svc-Signature is the hex HMAC-SHA256 of exactly those bytes under the
- * subscription secret. 2xx → delivered; anything else → retrying after 30 s, 2 min, 8 min; the
- * fourth failed attempt (the first plus three retries) → failed, until an operator replays it.
+ * subscription secret. 2xx → delivered; anything else → retrying after 30 s, then 2 min; the
+ * third failed attempt → failed (three attempts in all, as the spec says), until an operator
+ * replays it.
  * Redirects are not followed, private targets are refused unless allowed, responses time out.
  */
 import { createHmac } from 'node:crypto';
@@ -15,8 +16,13 @@ import type { SecretBox } from './secret-box.js';
 import type { Clock, WebhooksConfig } from './settings.js';
 import { guardedLookup, isPrivateAddressLiteral } from './webhook-targets.js';
 
-/** Waits after the 1st, 2nd and 3rd failed attempt; the 4th failure is final. */
-export const RETRY_BACKOFF_MS: readonly number[] = [30_000, 120_000, 480_000];
+/**
+ * Waits after the 1st and 2nd failed attempt; the 3rd failure is final. The spec's "three
+ * attempts" are attempts in all, so its third backoff (8 min) would precede a fourth attempt that
+ * is never sent (docs/spec-differences.md).
+ */
+export const RETRY_BACKOFF_MS: readonly number[] = [30_000, 120_000];
+/** Attempts in all, the first included. */
 export const MAX_ATTEMPTS = RETRY_BACKOFF_MS.length + 1;
 
 export type DeliveryState = 'pending' | 'retrying' | 'delivered' | 'failed';
