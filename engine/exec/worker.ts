@@ -28,7 +28,8 @@ import { applyTransform } from '../../catalog/iceberg/transforms.js';
 import { DuckDBMaterializedResult, DuckDBResultReader } from '@duckdb/node-api';
 import { isFloeError, floeError } from '../../grammar/errors.js';
 import type { FloeError } from '../../grammar/errors.js';
-import { localPath, quoteIdent, scanSql, sqlString } from '../iceberg-io/read.js';
+import { localPath, projectedFields, quoteIdent, scanSql, sqlString } from '../iceberg-io/read.js';
+import { hasNestedInitialDefault } from '../iceberg-io/defaults.js';
 import type { FileColumn } from '../iceberg-io/read.js';
 import { transformSql } from '../iceberg-io/partition-sql.js';
 import { fragmentRelation } from '../fragments.js';
@@ -440,7 +441,8 @@ async function bindRelations(
   }
   for (const scan of task.scans) {
     const noIds = scan.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, scan);
-    view(scan.relation, scanSql(scan, { filesWithoutFieldIds: noIds, fileColumnsById: await fileColumnsById(conn, scan) }));
+    const fieldIds = hasNestedInitialDefault(projectedFields(scan.schema, scan.columns)) ? await fileFieldIds(conn, scan) : undefined;
+    view(scan.relation, scanSql(scan, { filesWithoutFieldIds: noIds, fileColumnsById: await fileColumnsById(conn, scan), ...(fieldIds !== undefined ? { fileFieldIds: fieldIds } : {}) }));
   }
   for (const system of task.systemScans ?? []) {
     if (system.sql === undefined) throw new Error(`Bug: system table ${system.relation} reached the worker without its rows`);
@@ -531,6 +533,19 @@ async function fileColumnsById(conn: DuckDBConnection, scan: TableScanInput): Pr
  */
 const footerColumns = new Map<string, { readonly size: number; readonly columns: Map<number, FileColumn> }>();
 const MAX_FOOTERS_KEPT = 4096;
+
+/**
+ * Every Parquet field id each data file of a scan stores, at any depth: a struct child added later
+ * with an initial default is absent from older files, which must read the default (see scanSql).
+ */
+async function fileFieldIds(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, ReadonlySet<number>>> {
+  const paths = [...new Set(scan.tasks.map((t) => localPath(t.file.filePath, scan.locationMappings ?? [])))];
+  const out = new Map<string, Set<number>>(paths.map((p) => [p, new Set()]));
+  if (paths.length === 0) return out;
+  const reader = await conn.runAndReadAll(`SELECT file_name, field_id FROM parquet_schema([${paths.map(sqlString).join(', ')}]) WHERE field_id IS NOT NULL`);
+  for (const [file, id] of reader.getRowsJS()) out.get(String(file))?.add(Number(id));
+  return out;
+}
 
 async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, readonly string[]>> {
   const paths = scan.tasks.map((t) => localPath(t.file.filePath, scan.locationMappings ?? []));

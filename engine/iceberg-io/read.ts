@@ -31,6 +31,7 @@ import type { LocationMapping } from '../../storage-creds/file-io.js';
 import { resolveLocalPath } from '../../storage-creds/local-file-io.js';
 import type { TableScanInput } from '../fragments.js';
 import { isoDate, isoTimestampNanos } from '../exec/values.js';
+import { defaultValueSql } from './defaults.js';
 
 /** Field ids of the position delete file columns (table spec "Position Delete Files"). */
 export const POSITION_DELETE_FILE_PATH_ID = 2147483546;
@@ -158,9 +159,47 @@ function listOf(paths: readonly string[]): string {
   return `[${paths.map(sqlString).join(', ')}]`;
 }
 
-/** `schema = MAP {...}` entries for fields, named by internal names. */
-function schemaMap(fields: readonly { readonly id: number; readonly name: string; readonly type: string }[]): string {
-  return `MAP {${fields.map((f) => `${f.id}: {name: ${sqlString(f.name)}, type: ${sqlString(f.type)}, default_value: NULL}`).join(', ')}}`;
+/**
+ * `schema = MAP {...}` entries for fields, named by internal names. `default_value` is what DuckDB
+ * yields for a file that lacks the field id: the field's v3 `initial-default`, else NULL.
+ */
+function schemaMap(fields: readonly { readonly id: number; readonly name: string; readonly type: string; readonly defaultValue?: string }[]): string {
+  // Every default is given as text (DuckDB casts it to the field's type): MAP values need one type.
+  return `MAP {${fields.map((f) => `${f.id}: {name: ${sqlString(f.name)}, type: ${sqlString(f.type)}, default_value: ${f.defaultValue === undefined ? 'NULL::VARCHAR' : `CAST(${f.defaultValue} AS VARCHAR)`}}`).join(', ')}}`;
+}
+
+/** The value of field `f` in rows of a file that lacks it (spec column projection): its initial default, else NULL. */
+export function initialDefaultSql(f: NestedField): string {
+  return defaultValueSql(f.type, f.initialDefault, duckdbType) ?? `NULL::${duckdbType(f.type)}`;
+}
+
+/** The ids of the fields (at any depth) of `type` that have an initial default. */
+function defaultedDescendants(type: IcebergType, out: Set<number> = new Set()): Set<number> {
+  switch (type.kind) {
+    case 'struct':
+      for (const f of type.fields) {
+        if (f.initialDefault !== undefined) out.add(f.id);
+        defaultedDescendants(f.type, out);
+      }
+      return out;
+    default:
+      return out;
+  }
+}
+
+/**
+ * A struct value read from a file that lacks some of its (nested) fields rebuilt with their initial
+ * defaults: DuckDB matches struct children by name and fills NULL for a child the file lacks, so
+ * the child is replaced by its default. A NULL struct stays NULL.
+ */
+function withNestedDefaults(expr: string, type: IcebergType, missing: ReadonlySet<number>): string {
+  if (type.kind !== 'struct' || ![...defaultedDescendants(type)].some((id) => missing.has(id))) return expr;
+  const parts = type.fields.map((f) => {
+    const child = `struct_extract(${expr}, ${sqlString(f.name)})`;
+    const value = missing.has(f.id) ? initialDefaultSql(f) : withNestedDefaults(child, f.type, missing);
+    return `${quoteIdent(f.name)} := ${value}`;
+  });
+  return `(CASE WHEN ${expr} IS NULL THEN NULL ELSE CAST(struct_pack(${parts.join(', ')}) AS ${duckdbType(type)}) END)`;
 }
 
 /** A name mapping (`schema.name-mapping.default`) as field id → names used in files without ids. */
@@ -198,6 +237,11 @@ export interface ScanSqlOptions {
    * out in a bad order, 2-3x slower at TPC-H SF1); read by name, the estimates are kept.
    */
   readonly fileColumnsById?: ReadonlyMap<string, ReadonlyMap<number, FileColumn>>;
+  /**
+   * Every Parquet field id each data file stores, at any depth (local path → ids), when the reader
+   * looked. Needed when a struct has a child with an initial default: files lacking the child read it.
+   */
+  readonly fileFieldIds?: ReadonlyMap<string, ReadonlySet<number>>;
 }
 
 /** How a data file stores a field: the column's name and its physical type, as one comparable text. */
@@ -262,15 +306,20 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
   const specs = new Map((input.partitionSpecs ?? []).map((p) => [p.specId, p] as const));
 
   // Group data files by the delete files that apply (and by whether they carry field ids).
-  const groups = new Map<string, { tasks: FileScanTask[]; positionDeletes: readonly ScanFile[]; equalityDeletes: readonly ScanFile[]; withIds: boolean; fileColumns: ReadonlySet<string>; constants: ReadonlyMap<number, string> }>();
+  const groups = new Map<string, { tasks: FileScanTask[]; positionDeletes: readonly ScanFile[]; equalityDeletes: readonly ScanFile[]; withIds: boolean; fileColumns: ReadonlySet<string>; constants: ReadonlyMap<number, string>; missingDefaults: ReadonlySet<number> }>();
+  // Nested fields with initial defaults among the projected struct columns (files lacking them read the default).
+  const nestedDefaulted = new Set<number>();
+  for (const f of fields) defaultedDescendants(f.type, nestedDefaulted);
   for (const task of input.tasks) {
     const path = localPath(task.file.filePath, mappings);
     const withIds = !noIds.has(path);
     const fileColumns = new Set(noIds.get(path) ?? []);
     const constants = identityConstants(specs, byId, task);
-    const key = `${withIds ? 'ids' : `names:${[...fileColumns].sort().join(',')}`}|${task.positionDeletes.map((d) => d.file.filePath).sort().join(',')}|${task.equalityDeletes.map((d) => d.file.filePath).sort().join(',')}|${[...constants].map(([id, l]) => `${id}=${l}`).join(',')}`;
+    const stored = options.fileFieldIds?.get(path);
+    const missingDefaults = new Set(withIds && stored !== undefined ? [...nestedDefaulted].filter((id) => !stored.has(id)) : []);
+    const key = `${withIds ? 'ids' : `names:${[...fileColumns].sort().join(',')}`}|${task.positionDeletes.map((d) => d.file.filePath).sort().join(',')}|${task.equalityDeletes.map((d) => d.file.filePath).sort().join(',')}|${[...constants].map(([id, l]) => `${id}=${l}`).join(',')}|${[...missingDefaults].sort((a, b) => a - b).join(',')}`;
     const g = groups.get(key);
-    if (g === undefined) groups.set(key, { tasks: [task], positionDeletes: task.positionDeletes, equalityDeletes: task.equalityDeletes, withIds, fileColumns, constants });
+    if (g === undefined) groups.set(key, { tasks: [task], positionDeletes: task.positionDeletes, equalityDeletes: task.equalityDeletes, withIds, fileColumns, constants, missingDefaults });
     else g.tasks.push(task);
   }
 
@@ -301,7 +350,7 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
       ].join(', ');
       source = `SELECT ${select}${positional ? ', __floe_file, file_row_number AS __floe_pos' : ''} FROM read_parquet(${listOf(paths)}${extra})`;
     } else if (g.withIds) {
-      const schemaFields = neededFields.map((f) => ({ id: f.id, name: `__floe_c${f.id}`, type: duckdbType(f.type) }));
+      const schemaFields = neededFields.map((f) => ({ id: f.id, name: `__floe_c${f.id}`, type: duckdbType(f.type), ...(f.initialDefault !== undefined ? { defaultValue: initialDefaultSql(f) } : {}) }));
       const map = schemaFields.length === 0 ? '' : `, schema = ${schemaMap(schemaFields)}`;
       const select = [...schemaFields.map((f) => quoteIdent(f.name)), ...constantSelect, '1 AS __floe_one'].join(', ');
       source = `SELECT ${select}${positional ? ', __floe_file, file_row_number AS __floe_pos' : ''} FROM read_parquet(${listOf(paths)}${map}${extra})`;
@@ -310,7 +359,7 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
       // present in the file, NULL when none is.
       const select = neededFields.map((f) => {
         const name = (nameMapping.get(f.id) ?? []).find((n) => g.fileColumns.has(n));
-        const expr = name === undefined ? 'NULL' : quoteIdent(name);
+        const expr = name === undefined ? initialDefaultSql(f) : quoteIdent(name);
         return `CAST(${expr} AS ${duckdbType(f.type)}) AS ${col(f.id)}`;
       });
       select.push(...constantSelect, '1 AS __floe_one');
@@ -341,7 +390,8 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
     const positionOutputs = rowPositions
       ? `${fields.length > 0 ? ', ' : ''}(CASE d.__floe_file ${g.tasks.map((t, i) => `WHEN ${sqlString(paths[i] as string)} THEN ${sqlString(t.file.filePath)}`).join(' ')} END) AS __floe_file_path, d.__floe_pos AS __floe_pos`
       : '';
-    parts.push(`SELECT ${outputs}${positionOutputs} FROM (${source}) AS d${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}`);
+    const groupOutputs = g.missingDefaults.size === 0 ? outputs : fields.map((f) => `${withNestedDefaults(col(f.id), f.type, g.missingDefaults)} AS ${quoteIdent(f.name)}`).join(', ');
+    parts.push(`SELECT ${groupOutputs}${positionOutputs} FROM (${source}) AS d${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}`);
   }
   return parts.join(' UNION ALL ');
 }

@@ -36,6 +36,7 @@ import {
   sqlString, stageAppend, stageOverwrite, stageRowDelta, type StagedChange,
 } from '../iceberg-io/index.js';
 import type { NestedField } from '../../catalog/iceberg/types.js';
+import { defaultValueSql } from '../iceberg-io/defaults.js';
 import { catalogContextOf, sqlErrorOf } from './catalog-statements.js';
 import { partitionSpecFromSql } from './schema-from-ir.js';
 import { schemaOfResult } from './result-schema.js';
@@ -149,7 +150,7 @@ export class WriteRunner {
     const aliases = source.columns.map((_, i) => `c${i}`);
     const exprs = schema.fields.map((f) => {
       const i = targetColumns.indexOf(f.name);
-      return `${columnValue(i >= 0 ? `__floe_src.c${i}` : 'NULL', f)} AS ${quoteIdent(f.name)}`;
+      return `${columnValue(i >= 0 ? `__floe_src.c${i}` : writeDefaultSql(f), f)} AS ${quoteIdent(f.name)}`;
     });
     const sql = source.columns.length === 0
       ? `SELECT ${exprs.join(', ')} FROM (${source.fragment.sql}) AS __floe_src`
@@ -271,7 +272,7 @@ export class WriteRunner {
       const f = findFieldByName(schema, identName(a.column[0]!), false);
       if (!f) throw floeError('UNDEFINED_COLUMN', { name: a.column[0]!.name });
       if (sets.has(f.id)) throw floeError('INVALID_PARAMETER', { name: f.name, detail: 'assigned twice' });
-      sets.set(f.id, a.value === undefined ? 'NULL' : unparseExpr(a.value));
+      sets.set(f.id, a.value === undefined ? writeDefaultSql(f) : unparseExpr(a.value));
     }
     const target = this.targetRef(s);
     const hit = `coalesce((${s.where === undefined ? 'TRUE' : unparseExpr(s.where)}), false)`;
@@ -446,7 +447,7 @@ export class WriteRunner {
           const name = a.column[a.column.length - 1]!;
           const f = column(identName(name));
           if (!f || a.column.length > 2) throw floeError('UNDEFINED_COLUMN', { name: a.column.map((p) => p.name).join('.') });
-          out.set(f.id, a.value === undefined ? 'NULL' : unparseExpr(a.value));
+          out.set(f.id, a.value === undefined ? writeDefaultSql(f) : unparseExpr(a.value));
         }
       }
       if (c.action.kind === 'MergeInsert') {
@@ -456,7 +457,7 @@ export class WriteRunner {
           const f = column(n);
           if (!f) throw floeError('UNDEFINED_COLUMN', { name: n });
           const v = c.action.kind === 'MergeInsert' ? c.action.values[k] : undefined;
-          out.set(f.id, v === undefined ? 'NULL' : unparseExpr(v));
+          out.set(f.id, v === undefined ? writeDefaultSql(f) : unparseExpr(v));
         });
       }
       return out;
@@ -472,7 +473,7 @@ export class WriteRunner {
     const values = schema.fields.map((f) => {
       const whens = clauses.flatMap(({ c, k, sets }) => {
         if (c.action.kind === 'MergeUpdate' && sets.has(f.id)) return [`WHEN ${k} THEN ${columnValue(sets.get(f.id)!, f)}`];
-        if (c.action.kind === 'MergeInsert') return [`WHEN ${k} THEN ${columnValue(sets.get(f.id) ?? 'NULL', f)}`];
+        if (c.action.kind === 'MergeInsert') return [`WHEN ${k} THEN ${columnValue(sets.get(f.id) ?? writeDefaultSql(f), f)}`];
         return [];
       });
       const kept = `${T}.${quoteIdent(f.name)}`;
@@ -589,6 +590,14 @@ export class WriteRunner {
     ]).catch((e: unknown) => { throw sqlErrorOf(e, t.display); });
     return { columns: ['status'], types: ['VARCHAR'], rows: [['OK']] };
   }
+}
+
+/**
+ * What a writer stores in column `f` when the statement gives it no value (an omitted INSERT column,
+ * `SET c = DEFAULT`): its v3 `write-default`, else NULL.
+ */
+function writeDefaultSql(f: NestedField): string {
+  return f.writeDefault === undefined ? 'NULL' : (defaultValueSql(f.type, f.writeDefault, duckdbType) ?? 'NULL');
 }
 
 /**
