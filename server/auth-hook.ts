@@ -4,7 +4,8 @@
  * missing, malformed, expired, forged or revoked token; 403 when the token lacks the route's scope.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Authenticated } from './auth/tokens.js';
+import { isStoreUnavailable } from '../catalog/store/meta-store.js';
+import type { Authenticated, Verification } from './auth/tokens.js';
 import { ROUTE_ACCESS, routeAccessKey } from './route-access.js';
 import type { FloeState } from './state.js';
 import { sendWireError, wireFormatOf } from './wire-errors.js';
@@ -17,6 +18,32 @@ declare module 'fastify' {
 }
 
 const REALM = 'floe';
+
+/** How long liveness waits for the store to vouch for a principal before a signature suffices. */
+export const LIVENESS_STORE_WAIT_MS = 1000;
+
+/**
+ * Liveness' check of a token: the full verification while the store answers; when it fails to
+ * (an error, or no answer within `LIVENESS_STORE_WAIT_MS`), the signature, times and fixed
+ * claims, which need no store. `auth` is null in the second case: nothing about the principal
+ * is known.
+ */
+async function verifyForLiveness(state: FloeState, token: string): Promise<{ ok: true; auth: Authenticated | null } | { ok: false; reason: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const storeSilent = new Promise<'store-silent'>((resolve) => { timer = setTimeout(() => resolve('store-silent'), LIVENESS_STORE_WAIT_MS); });
+  let outcome: Verification | 'store-silent';
+  try {
+    outcome = await Promise.race([state.tokens.verify(token), storeSilent]);
+  } catch (e) {
+    if (!isStoreUnavailable(e)) throw e;
+    outcome = 'store-silent';
+  } finally {
+    clearTimeout(timer);
+  }
+  if (outcome !== 'store-silent') return outcome.ok ? { ok: true, auth: outcome.auth } : outcome;
+  const signed = await state.tokens.verifySignature(token);
+  return signed.ok ? { ok: true, auth: null } : signed;
+}
 
 function challenge(error?: string, description?: string, scope?: string): string {
   const parts = [`realm="${REALM}"`];
@@ -45,6 +72,16 @@ export function createAuthHook(state: FloeState) {
     if (!match) {
       reply.header('www-authenticate', challenge('invalid_request', 'malformed Authorization header'));
       await sendWireError(reply, format, { status: 401, message: 'malformed Authorization header: expected Bearer <access token>' });
+      return;
+    }
+    if (access.kind === 'liveness') {
+      const live = await verifyForLiveness(state, match[1]!);
+      if (!live.ok) {
+        reply.header('www-authenticate', challenge('invalid_token', live.reason));
+        await sendWireError(reply, format, { status: 401, message: `not authorized: ${live.reason}` });
+        return;
+      }
+      req.auth = live.auth;
       return;
     }
     const verified = await state.tokens.verify(match[1]!);

@@ -5,8 +5,8 @@
  *
  * Only GET /v1/config and POST /v1/oauth/tokens are open, as the spec says; the JWKS is open too
  * because it holds only public keys and verifiers elsewhere must read it. On the main listener,
- * health and metrics need a valid token of any scope; the optional management listener serves
- * them without one.
+ * health and metrics need a valid token of any scope (liveness settles for a well-signed one while
+ * the store is down); the optional management listener serves them without one.
  */
 import type { Scope } from '../engine/principals/scopes.js';
 
@@ -18,7 +18,13 @@ export type RouteAccess =
    * Like `scope` with a token; without an Authorization header the request goes on anonymously and
    * the handler accepts only what carries its own credential (REDEEM INVITATION on /api/query).
    */
-  | { readonly kind: 'scope-or-invitation'; readonly scope: Scope };
+  | { readonly kind: 'scope-or-invitation'; readonly scope: Scope }
+  /**
+   * Liveness (`GET /health`): a valid token as for `authenticated` while the store answers; while
+   * it does not, a token whose signature, times and claims hold, because the process being alive
+   * does not depend on the store (the spec: liveness "returns 200").
+   */
+  | { readonly kind: 'liveness' };
 
 const open: RouteAccess = { kind: 'public' };
 const anyToken: RouteAccess = { kind: 'authenticated' };
@@ -37,7 +43,7 @@ export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, Ro
   ['POST /api/auth/sign-in', open],
   ['GET /.well-known/jwks.json', open],
   // Operations (main listener)
-  ['GET /health', anyToken],
+  ['GET /health', { kind: 'liveness' }],
   ['GET /health/ready', anyToken],
   ['GET /metrics', anyToken],
   // Catalogs
