@@ -19,7 +19,7 @@ export function queryType(s: Statement): QueryType {
     case 'Merge': return 'merge';
     case 'CopyInto': return 'copy';
     case 'CreateSchema': case 'DropSchema': case 'CreateTable': case 'CreateTableAs': case 'DropTable':
-    case 'AlterTable': case 'CreateView': case 'DropView':
+    case 'AlterTable': case 'CreateView': case 'DropView': case 'CreateIndex': case 'DropIndex':
       return 'ddl';
     case 'ShowCatalogs': case 'ShowSchemas': case 'ShowTables': case 'ShowViews': case 'DescribeTable':
     case 'ShowUsers': case 'DescribeUser': case 'ShowServiceAccounts': case 'ShowPats': case 'ShowWebhooks':

@@ -23,6 +23,11 @@ export const ERRORS = {
   SYNTAX_ERROR: def<{ line: number; column: number; expected: string; detail?: string }>('42601', 400, (p) =>
     `syntax error at line ${p.line}, column ${p.column}: expected ${p.expected}${p.detail ? ` (${p.detail})` : ''}`),
   UNSUPPORTED_STATEMENT: def<{ what: string }>('0A000', 400, (p) => `not supported: ${p.what}`),
+  UNSUPPORTED_CONSTRAINT: def<{ constraint: string; on: string }>('0A000', 400, (p) =>
+    `not supported: ${p.constraint} on ${p.on} (an Iceberg table keeps NOT NULL and PRIMARY KEY only, as required and identifier fields)`),
+  UNSUPPORTED_INDEX: def<{ statement: string }>('0A000', 400, (p) =>
+    `not supported: ${p.statement} (Iceberg tables have no indexes; Floe skips files by partition values and column statistics, so partition or sort the table instead)`),
+  INVALID_TABLE_DEFINITION: def<{ detail: string }>('42P16', 400, (p) => `invalid table definition: ${p.detail}`),
   UNDEFINED_TABLE: def<{ name: string }>('42P01', 404, (p) => `table or view does not exist: ${p.name}`),
   UNDEFINED_SCHEMA: def<{ name: string }>('3F000', 404, (p) => `schema does not exist: ${p.name}`),
   UNDEFINED_CATALOG: def<{ name: string }>('3D000', 404, (p) => `catalog does not exist: ${p.name}`),

@@ -262,7 +262,21 @@ export interface CopyInto {
 
 export interface CreateSchema { readonly kind: 'CreateSchema'; readonly span: Span; readonly ifNotExists: boolean; readonly name: QualifiedName; readonly properties: readonly OptionEntry[] }
 export interface DropSchema { readonly kind: 'DropSchema'; readonly span: Span; readonly ifExists: boolean; readonly name: QualifiedName; readonly cascade: boolean }
-export interface ColumnDef { readonly kind: 'ColumnDef'; readonly span: Span; readonly name: Ident; readonly type: DataType; readonly notNull: boolean; readonly comment: string | undefined }
+/**
+ * A column of CREATE TABLE (or ALTER TABLE ADD COLUMN). `primaryKey`: the column's own `PRIMARY KEY`
+ * (it becomes an Iceberg identifier field, and required). `refused`: the constraints it carries that
+ * an Iceberg table cannot keep, in source order (the DDL runner refuses the statement).
+ */
+export interface ColumnDef { readonly kind: 'ColumnDef'; readonly span: Span; readonly name: Ident; readonly type: DataType; readonly notNull: boolean; readonly comment: string | undefined; readonly primaryKey: boolean; readonly refused: readonly RefusedConstraint[] }
+/** What a refused constraint is; `foreignKey` is the table form, `references` the column form. */
+export type RefusedConstraintKind = 'unique' | 'check' | 'default' | 'references' | 'foreignKey' | 'generated' | 'identity' | 'collate' | 'autoincrement';
+/**
+ * A constraint valid in SQL that an Iceberg table cannot keep (UNIQUE, CHECK, DEFAULT, REFERENCES,
+ * FOREIGN KEY, generated and identity columns, COLLATE, AUTOINCREMENT). It is parsed so that pasted
+ * SQL is not a syntax error, and refused with 0A000 by the DDL runner. `sql` is its text as written
+ * (with its `CONSTRAINT name`), which is all `toSql` needs to print it back.
+ */
+export interface RefusedConstraint { readonly kind: 'RefusedConstraint'; readonly span: Span; readonly constraint: RefusedConstraintKind; readonly sql: string }
 export type PartitionTransform = 'identity' | 'bucket' | 'truncate' | 'year' | 'month' | 'day' | 'hour' | 'void';
 /** A partition field: `c`, `bucket(16, c)`, `truncate(10, c)`, `day(c)`, … */
 export interface PartitionField { readonly kind: 'PartitionField'; readonly span: Span; readonly transform: PartitionTransform; readonly column: Ident; readonly parameter: number | undefined }
@@ -275,11 +289,17 @@ export interface TableOptions {
   /** `USING iceberg` (lower-case), when given. */
   readonly using: string | undefined;
 }
-export interface CreateTable extends TableOptions { readonly kind: 'CreateTable'; readonly span: Span; readonly orReplace: boolean; readonly ifNotExists: boolean; readonly name: QualifiedName; readonly columns: readonly ColumnDef[] }
+/**
+ * CREATE TABLE with columns. `primaryKey`: the table constraint `PRIMARY KEY (a, b)` (undefined
+ * when absent; a column's own PRIMARY KEY is on its ColumnDef). `refused`: table constraints an
+ * Iceberg table cannot keep. Constraint names (`CONSTRAINT pk …`) of kept constraints are dropped:
+ * Iceberg has nowhere to store them.
+ */
+export interface CreateTable extends TableOptions { readonly kind: 'CreateTable'; readonly span: Span; readonly orReplace: boolean; readonly ifNotExists: boolean; readonly name: QualifiedName; readonly columns: readonly ColumnDef[]; readonly primaryKey: readonly Ident[] | undefined; readonly refused: readonly RefusedConstraint[] }
 export interface CreateTableAs extends TableOptions { readonly kind: 'CreateTableAs'; readonly span: Span; readonly orReplace: boolean; readonly ifNotExists: boolean; readonly name: QualifiedName; readonly columnNames: readonly Ident[]; readonly query: Relation }
 export interface DropTable { readonly kind: 'DropTable'; readonly span: Span; readonly ifExists: boolean; readonly name: QualifiedName; readonly purge: boolean }
 export type AlterTableAction =
-  | { readonly kind: 'AddColumn'; readonly span: Span; readonly ifNotExists: boolean; readonly path: readonly Ident[]; readonly type: DataType; readonly notNull: boolean; readonly comment: string | undefined }
+  | { readonly kind: 'AddColumn'; readonly span: Span; readonly ifNotExists: boolean; readonly path: readonly Ident[]; readonly type: DataType; readonly notNull: boolean; readonly comment: string | undefined; readonly primaryKey: boolean; readonly refused: readonly RefusedConstraint[] }
   | { readonly kind: 'DropColumn'; readonly span: Span; readonly ifExists: boolean; readonly path: readonly Ident[] }
   | { readonly kind: 'RenameColumn'; readonly span: Span; readonly path: readonly Ident[]; readonly newName: Ident }
   | { readonly kind: 'AlterColumnType'; readonly span: Span; readonly path: readonly Ident[]; readonly type: DataType }
@@ -290,6 +310,13 @@ export type AlterTableAction =
 export interface AlterTable { readonly kind: 'AlterTable'; readonly span: Span; readonly ifExists: boolean; readonly name: QualifiedName; readonly action: AlterTableAction }
 export interface CreateView { readonly kind: 'CreateView'; readonly span: Span; readonly orReplace: boolean; readonly ifNotExists: boolean; readonly name: QualifiedName; readonly columnNames: readonly Ident[]; readonly comment: string | undefined; readonly query: Relation }
 export interface DropView { readonly kind: 'DropView'; readonly span: Span; readonly ifExists: boolean; readonly name: QualifiedName }
+/**
+ * CREATE INDEX, parsed only to be refused (0A000): Iceberg tables have no indexes. `definition` is
+ * the text after the table name as written (`USING …`, the keys, `INCLUDE`, `WITH`, `WHERE`).
+ */
+export interface CreateIndex { readonly kind: 'CreateIndex'; readonly span: Span; readonly unique: boolean; readonly concurrently: boolean; readonly ifNotExists: boolean; readonly name: Ident | undefined; readonly table: QualifiedName; readonly definition: string }
+/** DROP INDEX, parsed only to be refused (0A000), like CREATE INDEX. */
+export interface DropIndex { readonly kind: 'DropIndex'; readonly span: Span; readonly concurrently: boolean; readonly ifExists: boolean; readonly name: QualifiedName; readonly cascade: boolean | undefined }
 export interface ShowCatalogs { readonly kind: 'ShowCatalogs'; readonly span: Span; readonly like: string | undefined }
 export interface ShowSchemas { readonly kind: 'ShowSchemas'; readonly span: Span; readonly in: QualifiedName | undefined; readonly like: string | undefined }
 export interface ShowTables { readonly kind: 'ShowTables'; readonly span: Span; readonly in: QualifiedName | undefined; readonly like: string | undefined }
@@ -369,7 +396,7 @@ export interface ShowResourceGroups { readonly kind: 'ShowResourceGroups'; reado
 
 export type Statement =
   | Query | Explain | Insert | Update | Delete | Merge | CopyInto
-  | CreateSchema | DropSchema | CreateTable | CreateTableAs | DropTable | AlterTable | CreateView | DropView
+  | CreateSchema | DropSchema | CreateTable | CreateTableAs | DropTable | AlterTable | CreateView | DropView | CreateIndex | DropIndex
   | ShowCatalogs | ShowSchemas | ShowTables | ShowViews | DescribeTable | Use
   | CreateUser | AlterUserSet | AlterUserUnset | AlterUserSuspend | AlterUserUnsuspend | AlterUserUnlock
   | AlterUserRename | AlterUserSetLegalHold | AlterUserClearLegalHold
@@ -387,7 +414,7 @@ export type Node =
   | Statement | Relation | Expr | Ident | QualifiedName | DataType | StructField | CaseWhen | StructEntry
   | OrderItem | WindowSpec | WindowFrame | FrameBound | NamedWindow | TableAlias | TimeTravel | JoinCondition
   | Exclude<GroupingElement, Expr> | SelectItem | CteDef | Assignment | MergeClause | MergeAction | OptionEntry
-  | CopySource | ColumnDef | PartitionField | AlterTableAction;
+  | CopySource | ColumnDef | RefusedConstraint | PartitionField | AlterTableAction;
 
 export type NodeKind = Node['kind'];
 export type NodeOf<K extends NodeKind> = Extract<Node, { readonly kind: K }>;

@@ -14,7 +14,7 @@ import {
   type Statement, type TableAlias, type GroupingElement, type UserOptions, type UserField, type OptionEntry,
   type OptionValue, type PartitionField, type ColumnDef, type Assignment, type IntervalUnit, type FrameBound,
   type NamedWindow, type CteDef, type MergeClause, type PrincipalStatus, type KeyAlgorithm, type ManagePrivilege,
-  type WorkloadClass, type AlterTableAction, type TimeTravel,
+  type WorkloadClass, type AlterTableAction, type TimeTravel, type RefusedConstraint, type RefusedConstraintKind,
 } from './ir.js';
 
 /** What one parse needs beside the CST: the source text and token offsets. */
@@ -101,6 +101,23 @@ const TRANSFORMS: Readonly<Record<string, PartitionField['transform']>> = {
   identity: 'identity', void: 'void', bucket: 'bucket', truncate: 'truncate',
 };
 
+/** The refused constraint of each grammar case (column and table forms). */
+const REFUSED_CONSTRAINTS: Readonly<Record<string, RefusedConstraintKind>> = {
+  refusedColumnConstraint_unique: 'unique', refusedColumnConstraint_check: 'check', refusedColumnConstraint_default: 'default',
+  refusedColumnConstraint_references: 'references', refusedColumnConstraint_identity: 'identity',
+  refusedColumnConstraint_generated: 'generated', refusedColumnConstraint_collate: 'collate',
+  refusedColumnConstraint_autoincrement: 'autoincrement',
+  tableConstraintBody_unique: 'unique', tableConstraintBody_check: 'check', tableConstraintBody_foreignKey: 'foreignKey',
+};
+function refusedKind(n: OhmNode): RefusedConstraintKind {
+  const kind = REFUSED_CONSTRAINTS[n.ctorName];
+  if (kind === undefined) throw new Error(`not a refused constraint: ${n.ctorName}`);
+  return kind;
+}
+
+/** A table's `PRIMARY KEY (…)` constraint, between the element action and CREATE TABLE's. */
+interface TablePrimaryKey { readonly kind: 'TablePrimaryKey'; readonly columns: readonly Ident[] }
+
 const STATUSES: ReadonlySet<string> = new Set(['ACTIVE', 'INVITED', 'SUSPENDED', 'DEACTIVATED', 'PROVISIONED', 'LOCKED']);
 const ALGORITHMS: ReadonlySet<string> = new Set(['RS256', 'RS512', 'ES256', 'ES384']);
 const WORKLOAD_CLASSES: ReadonlySet<string> = new Set(['interactive', 'medium', 'batch']);
@@ -170,6 +187,26 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
   };
   /** The `rule_case` node under a rule node whose body is a list of labelled cases. */
   const caseOf = (n: OhmNode): OhmNode => n.children[0]!;
+  /** The constraints of one column definition, in source order (a later NULL/NOT NULL wins, as before). */
+  const columnConstraints = (constraints: readonly OhmNode[]) => {
+    let notNull = false;
+    let comment: string | undefined;
+    let primaryKey = false;
+    const refused: RefusedConstraint[] = [];
+    for (const c of constraints) {
+      switch (caseOf(c).ctorName) {
+        case 'columnConstraint_notNull': notNull = true; break;
+        case 'columnConstraint_null': notNull = false; break;
+        case 'columnConstraint_primaryKey':
+          if (primaryKey) fail(c, 'one PRIMARY KEY per column');
+          primaryKey = true;
+          break;
+        case 'columnConstraint_refused': refused.push(c.ir() as RefusedConstraint); break;
+        default: comment = c.ir() as string;
+      }
+    }
+    return { notNull, comment, primaryKey, refused };
+  };
   const orderBy = (iter: OhmNode): OrderItem[] => (has(iter) ? (iter.children[0]!.ir() as OrderItem[]) : []);
 
   /** Precedence climbing over the flat chain of operands, prefix NOTs and operators. */
@@ -1112,8 +1149,24 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       return make('CreateSchema', span(this), { ifNotExists: has(ifne), name: name.ir() as QualifiedName, properties: opt<OptionEntry[]>(props) ?? [] });
     },
     create_table(_c, orReplace, _t, ifne, name, _o, first, _comma, rest, _cl, clauses) {
+      const columns: ColumnDef[] = [];
+      const refused: RefusedConstraint[] = [];
+      let primaryKey: readonly Ident[] | undefined;
+      for (const e of [first, ...rest.children]) {
+        const element = e.ir() as ColumnDef | RefusedConstraint | TablePrimaryKey;
+        if (element.kind === 'ColumnDef') columns.push(element);
+        else if (element.kind === 'RefusedConstraint') refused.push(element);
+        else if (primaryKey !== undefined) fail(e, 'at most one PRIMARY KEY table constraint');
+        else primaryKey = element.columns;
+      }
       return make('CreateTable', span(this), {
-        orReplace: has(orReplace), ifNotExists: has(ifne), name: name.ir() as QualifiedName, columns: list<ColumnDef>(first, rest), ...tableOptions(clauses.children),
+        orReplace: has(orReplace), ifNotExists: has(ifne), name: name.ir() as QualifiedName, columns, primaryKey, refused, ...tableOptions(clauses.children),
+      });
+    },
+    create_index(_c, unique, _i, concurrently, ifne, name, _on, table, definition) {
+      return make('CreateIndex', span(this), {
+        unique: has(unique), concurrently: has(concurrently), ifNotExists: has(ifne), name: opt<Ident>(name),
+        table: table.ir() as QualifiedName, definition: text(definition),
       });
     },
     create_tableAs(_c, orReplace, _t, ifne, name, cols, clauses, _as, query) {
@@ -1168,17 +1221,18 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       return str(s);
     },
     columnDef(name, type, constraints) {
-      let notNull = false;
-      let comment: string | undefined;
-      for (const c of constraints.children) {
-        if (caseOf(c).ctorName === 'columnConstraint_notNull') notNull = true;
-        else if (caseOf(c).ctorName === 'columnConstraint_null') notNull = false;
-        else comment = c.ir() as string;
-      }
-      return make('ColumnDef', span(this), { name: name.ir() as Ident, type: type.ir() as DataType, notNull, comment });
+      return make('ColumnDef', span(this), { name: name.ir() as Ident, type: type.ir() as DataType, ...columnConstraints(constraints.children) });
     },
     columnConstraint_comment(_c, s) {
       return str(s);
+    },
+    columnConstraint_refused(_name, constraint, _attributes) {
+      return make('RefusedConstraint', span(this), { constraint: refusedKind(caseOf(constraint)), sql: text(this) });
+    },
+    tableConstraint(_name, body, _attributes) {
+      const c = caseOf(body);
+      if (c.ctorName === 'tableConstraintBody_primaryKey') return { kind: 'TablePrimaryKey', columns: c.children[2]!.ir() as Ident[] } satisfies TablePrimaryKey;
+      return make('RefusedConstraint', span(this), { constraint: refusedKind(c), sql: text(this) });
     },
     tableClause_partitioned(_p, _b, _o, first, _c, rest, _cl) {
       return list(first, rest);
@@ -1240,6 +1294,9 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
     drop_role(_d, _r, ife, name) {
       return make('DropRole', span(this), { ifExists: has(ife), name: name.ir() as Ident });
     },
+    drop_index(_d, _i, concurrently, ife, name, behavior) {
+      return make('DropIndex', span(this), { concurrently: has(concurrently), ifExists: has(ife), name: name.ir() as QualifiedName, cascade: has(behavior) && word(behavior) === 'cascade' });
+    },
     alter_table(_a, _t, ife, name, action) {
       return make('AlterTable', span(this), { ifExists: has(ife), name: name.ir() as QualifiedName, action: action.ir() as AlterTableAction });
     },
@@ -1288,14 +1345,7 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       });
     },
     alterTableAction_addColumn(_add, _col, ifne, path, type, constraints) {
-      let notNull = false;
-      let comment: string | undefined;
-      for (const c of constraints.children) {
-        if (caseOf(c).ctorName === 'columnConstraint_notNull') notNull = true;
-        else if (caseOf(c).ctorName === 'columnConstraint_null') notNull = false;
-        else comment = c.ir() as string;
-      }
-      return make('AddColumn', span(this), { ifNotExists: has(ifne), path: (path.ir() as QualifiedName).parts, type: type.ir() as DataType, notNull, comment });
+      return make('AddColumn', span(this), { ifNotExists: has(ifne), path: (path.ir() as QualifiedName).parts, type: type.ir() as DataType, ...columnConstraints(constraints.children) });
     },
     alterTableAction_dropColumn(_d, _c, ife, path) {
       return make('DropColumn', span(this), { ifExists: has(ife), path: (path.ir() as QualifiedName).parts });

@@ -17,7 +17,7 @@
 import type {
   Expr, Relation, Statement, Ident, QualifiedName, DataType, OrderItem, WindowSpec, FrameBound, TableAlias,
   GroupingElement, SelectItem, TableRef, OptionEntry, OptionValue, UserOptions, ColumnDef, PartitionField,
-  Assignment, MergeClause, AlterTableAction, CteDef, BinaryOp, TimeTravel,
+  Assignment, MergeClause, AlterTableAction, CteDef, BinaryOp, TimeTravel, RefusedConstraint, CreateTable,
 } from './ir.js';
 import { unreachable } from './ir.js';
 import { RESERVED_WORDS } from './keywords.js';
@@ -432,8 +432,16 @@ function ifExists(b: boolean): string {
 function props(entries: readonly OptionEntry[]): string {
   return entries.map((e) => `${stringSql(e.key)} = ${optionValueSql(e.value)}`).join(', ');
 }
+/** A column's type and constraints (CREATE TABLE and ADD COLUMN); refused constraints print as written. */
+function columnBodySql(c: { type: DataType; notNull: boolean; primaryKey: boolean; comment: string | undefined; refused: readonly RefusedConstraint[] }): string {
+  return `${typeSql(c.type)}${c.notNull ? ' NOT NULL' : ''}${c.primaryKey ? ' PRIMARY KEY' : ''}${c.refused.map((r) => ` ${r.sql}`).join('')}${c.comment === undefined ? '' : ` COMMENT ${stringSql(c.comment)}`}`;
+}
 function columnDefSql(c: ColumnDef): string {
-  return `${identSql(c.name)} ${typeSql(c.type)}${c.notNull ? ' NOT NULL' : ''}${c.comment === undefined ? '' : ` COMMENT ${stringSql(c.comment)}`}`;
+  return `${identSql(c.name)} ${columnBodySql(c)}`;
+}
+function tableElementsSql(s: CreateTable): string {
+  const pk = s.primaryKey === undefined ? [] : [`PRIMARY KEY (${s.primaryKey.map(identSql).join(', ')})`];
+  return [...s.columns.map(columnDefSql), ...pk, ...s.refused.map((r) => r.sql)].join(', ');
 }
 function partitionSql(p: PartitionField): string {
   if (p.transform === 'identity') return identSql(p.column);
@@ -483,7 +491,7 @@ function mergeClauseSql(p: Printer, c: MergeClause): string {
 function alterActionSql(a: AlterTableAction): string {
   const path = (ids: readonly Ident[]): string => ids.map(identSql).join('.');
   switch (a.kind) {
-    case 'AddColumn': return `ADD COLUMN ${ifNotExists(a.ifNotExists)}${path(a.path)} ${typeSql(a.type)}${a.notNull ? ' NOT NULL' : ''}${a.comment === undefined ? '' : ` COMMENT ${stringSql(a.comment)}`}`;
+    case 'AddColumn': return `ADD COLUMN ${ifNotExists(a.ifNotExists)}${path(a.path)} ${columnBodySql(a)}`;
     case 'DropColumn': return `DROP COLUMN ${ifExists(a.ifExists)}${path(a.path)}`;
     case 'RenameColumn': return `RENAME COLUMN ${path(a.path)} TO ${identSql(a.newName)}`;
     case 'AlterColumnType': return `ALTER COLUMN ${path(a.path)} TYPE ${typeSql(a.type)}`;
@@ -526,7 +534,7 @@ export function toSql(s: Statement, options: UnparseOptions = {}): string {
     case 'CreateSchema': return `CREATE SCHEMA ${ifNotExists(s.ifNotExists)}${nameSql(s.name)}${s.properties.length > 0 ? ` WITH (${props(s.properties)})` : ''}`;
     case 'DropSchema': return `DROP SCHEMA ${ifExists(s.ifExists)}${nameSql(s.name)}${s.cascade ? ' CASCADE' : ''}`;
     case 'CreateTable':
-      return `CREATE ${s.orReplace ? 'OR REPLACE ' : ''}TABLE ${ifNotExists(s.ifNotExists)}${nameSql(s.name)} (${s.columns.map(columnDefSql).join(', ')})${tableOptionsSql(s)}`;
+      return `CREATE ${s.orReplace ? 'OR REPLACE ' : ''}TABLE ${ifNotExists(s.ifNotExists)}${nameSql(s.name)} (${tableElementsSql(s)})${tableOptionsSql(s)}`;
     case 'CreateTableAs': {
       const cols = s.columnNames.length > 0 ? ` (${s.columnNames.map(identSql).join(', ')})` : '';
       return `CREATE ${s.orReplace ? 'OR REPLACE ' : ''}TABLE ${ifNotExists(s.ifNotExists)}${nameSql(s.name)}${cols}${tableOptionsSql(s)} AS ${p.query(s.query)}`;
@@ -538,6 +546,9 @@ export function toSql(s: Statement, options: UnparseOptions = {}): string {
       return `CREATE ${s.orReplace ? 'OR REPLACE ' : ''}VIEW ${ifNotExists(s.ifNotExists)}${nameSql(s.name)}${cols}${s.comment === undefined ? '' : ` COMMENT ${stringSql(s.comment)}`} AS ${p.query(s.query)}`;
     }
     case 'DropView': return `DROP VIEW ${ifExists(s.ifExists)}${nameSql(s.name)}`;
+    case 'CreateIndex':
+      return `CREATE ${s.unique ? 'UNIQUE ' : ''}INDEX ${s.concurrently ? 'CONCURRENTLY ' : ''}${ifNotExists(s.ifNotExists)}${s.name === undefined ? '' : `${identSql(s.name)} `}ON ${nameSql(s.table)} ${s.definition}`;
+    case 'DropIndex': return `DROP INDEX ${s.concurrently ? 'CONCURRENTLY ' : ''}${ifExists(s.ifExists)}${nameSql(s.name)}${s.cascade ? ' CASCADE' : ''}`;
     case 'ShowCatalogs': return `SHOW CATALOGS${s.like === undefined ? '' : ` LIKE ${stringSql(s.like)}`}`;
     case 'ShowSchemas': return `SHOW SCHEMAS${inLike(s.in, s.like)}`;
     case 'ShowTables': return `SHOW TABLES${inLike(s.in, s.like)}`;

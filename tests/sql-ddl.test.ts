@@ -67,9 +67,9 @@ await onEachBackend(t, async (t, store) => {
     const use = await sql('USE sales');
     t.same((await floe.sql('SHOW TABLES', { schema: use.session!.schema })).rows, [['customers'], ['orders']]);
     const d = await sql('DESCRIBE sales.orders');
-    t.same(d.columns, ['column', 'type', 'nullable', 'partition_key', 'comment']);
-    t.same(d.rows[0], ['id', 'bigint', false, false, 'order id']);
-    t.same(d.rows.find((r) => r[0] === 'placed'), ['placed', 'timestamptz', true, true, null]);
+    t.same(d.columns, ['column', 'type', 'nullable', 'partition_key', 'primary_key', 'comment']);
+    t.same(d.rows[0], ['id', 'bigint', false, false, false, 'order id']);
+    t.same(d.rows.find((r) => r[0] === 'placed'), ['placed', 'timestamptz', true, true, false, null]);
     t.same(d.rows.find((r) => r[0] === 'ship')?.[1], 'struct<city: varchar, zip: int>');
     t.match(await fails('DESCRIBE sales.nothing'), { code: 'UNDEFINED_TABLE', sqlState: '42P01' });
   });

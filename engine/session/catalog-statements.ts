@@ -17,7 +17,7 @@ import { currentSchema, defaultPartitionSpec, type TableMetadata } from '../../c
 import { isPrimitive, isPromotionAllowed, nestedField, type NestedField } from '../../catalog/iceberg/types.js';
 import type { TableRequirement, TableUpdate } from '../../catalog/iceberg/table-updates.js';
 import { typeName } from '../system/catalog-tables.js';
-import { FieldIds, icebergType, partitionSpecFromSql, schemaFromColumns } from './schema-from-ir.js';
+import { FieldIds, icebergType, partitionSpecFromSql, refuseColumnConstraints, refuseConstraints, schemaFromColumns } from './schema-from-ir.js';
 import { identName } from '../planner/names.js';
 import type { RowSet, SessionState, StatementContext } from './query-service.js';
 
@@ -135,7 +135,8 @@ export class CatalogStatements {
         const at = tableAddress(s.name, ctx.session);
         if (s.orReplace) throw floeError('UNSUPPORTED_STATEMENT', { what: 'CREATE OR REPLACE TABLE (drop the table first)' });
         if (s.using !== undefined && s.using !== 'iceberg') throw floeError('UNSUPPORTED_STATEMENT', { what: `USING ${s.using} (Floe tables are Iceberg)` });
-        const schema = schemaFromColumns(s.columns);
+        refuseConstraints(s.columns, s.refused, display(at));
+        const schema = schemaFromColumns(s.columns, 0, s.primaryKey);
         const props = properties(s.properties);
         if (s.comment !== undefined) props.set('comment', s.comment);
         try {
@@ -204,11 +205,16 @@ export class CatalogStatements {
         const schema = currentSchema(loaded.metadata);
         const partitioned = new Set(defaultPartitionSpec(loaded.metadata).fields.map((f) => f.sourceId));
         return {
-          columns: ['column', 'type', 'nullable', 'partition_key', 'comment'],
-          types: ['VARCHAR', 'VARCHAR', 'BOOLEAN', 'BOOLEAN', 'VARCHAR'],
-          rows: schema.fields.map((f) => [f.name, typeName(f.type), !f.required, partitioned.has(f.id), f.doc ?? null]),
+          columns: ['column', 'type', 'nullable', 'partition_key', 'primary_key', 'comment'],
+          types: ['VARCHAR', 'VARCHAR', 'BOOLEAN', 'BOOLEAN', 'BOOLEAN', 'VARCHAR'],
+          // primary_key: the column is one of the schema's identifier fields (PRIMARY KEY in CREATE TABLE).
+          rows: schema.fields.map((f) => [f.name, typeName(f.type), !f.required, partitioned.has(f.id), schema.identifierFieldIds.includes(f.id), f.doc ?? null]),
         };
       }
+      case 'CreateIndex':
+        throw floeError('UNSUPPORTED_INDEX', { statement: 'CREATE INDEX' });
+      case 'DropIndex':
+        throw floeError('UNSUPPORTED_INDEX', { statement: 'DROP INDEX' });
       default:
         throw floeError('UNSUPPORTED_STATEMENT', { what: s.kind });
     }
@@ -282,6 +288,8 @@ export function tableChange(m: TableMetadata, a: Exclude<AlterTableAction, { kin
         if (a.ifNotExists) return undefined;
         throw floeError('DUPLICATE_OBJECT', { kind: 'column', name });
       }
+      refuseColumnConstraints(name, a.refused);
+      if (a.primaryKey) throw floeError('INVALID_PARAMETER', { name, detail: 'a new column cannot be a PRIMARY KEY: existing rows have no value for it' });
       if (a.notNull) throw floeError('INVALID_PARAMETER', { name, detail: 'a new column cannot be NOT NULL: existing rows have no value for it' });
       const ids = new FieldIds(m.lastColumnId + 1);
       const id = ids.take();

@@ -119,7 +119,7 @@ export type StatementCategory = 'query' | 'ddl' | 'principal' | 'session' | 'his
 export const STATEMENT_CATEGORY: Readonly<Record<StatementKind, StatementCategory>> = {
   Query: 'query', Explain: 'query', Insert: 'query', Update: 'query', Delete: 'query', Merge: 'query', CopyInto: 'query',
   CreateSchema: 'ddl', DropSchema: 'ddl', CreateTable: 'ddl', CreateTableAs: 'query', DropTable: 'ddl', AlterTable: 'ddl',
-  CreateView: 'ddl', DropView: 'ddl', ShowCatalogs: 'ddl', ShowSchemas: 'ddl', ShowTables: 'ddl', ShowViews: 'ddl', DescribeTable: 'ddl',
+  CreateView: 'ddl', DropView: 'ddl', CreateIndex: 'ddl', DropIndex: 'ddl', ShowCatalogs: 'ddl', ShowSchemas: 'ddl', ShowTables: 'ddl', ShowViews: 'ddl', DescribeTable: 'ddl',
   Use: 'session', SetWorkloadClass: 'session', SetSession: 'session', ResetSession: 'session',
   ShowQueryHistory: 'history', ShowResourceGroups: 'workload',
   CreateUser: 'principal', AlterUserSet: 'principal', AlterUserUnset: 'principal', AlterUserSuspend: 'principal',

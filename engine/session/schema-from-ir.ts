@@ -7,12 +7,12 @@
  * decimal(18,3) as DuckDB reads it; everything else by name.
  */
 import { floeError } from '../../grammar/errors.js';
-import type { ColumnDef, DataType, PartitionField as SqlPartitionField } from '../../grammar/ir.js';
+import type { ColumnDef, DataType, Ident, PartitionField as SqlPartitionField, RefusedConstraint, RefusedConstraintKind } from '../../grammar/ir.js';
 import { unreachable } from '../../grammar/ir.js';
 import type { UnboundPartitionField, UnboundPartitionSpec } from '../../catalog/iceberg/partition-spec.js';
 import { schema as makeSchema, findFieldByName, type Schema } from '../../catalog/iceberg/schema.js';
 import { Transforms, type Transform } from '../../catalog/iceberg/transforms.js';
-import { Types, nestedField, type IcebergType, type NestedField } from '../../catalog/iceberg/types.js';
+import { Types, isPrimitive, nestedField, type IcebergType, type NestedField } from '../../catalog/iceberg/types.js';
 
 /** Hands out field ids in order, as Iceberg's `TypeUtil.assignFreshIds` does. */
 export class FieldIds {
@@ -78,8 +78,12 @@ export function icebergType(t: DataType, ids: FieldIds): IcebergType {
   }
 }
 
-/** Top-level fields first take their ids, then nested ones, as Java assigns them. */
-export function schemaFromColumns(columns: readonly ColumnDef[], schemaId = 0): Schema {
+/**
+ * Top-level fields first take their ids, then nested ones, as Java assigns them. The primary key
+ * (a column's own `PRIMARY KEY`, or the table's `PRIMARY KEY (…)`) becomes the schema's identifier
+ * fields, in key order, and its columns required.
+ */
+export function schemaFromColumns(columns: readonly ColumnDef[], schemaId = 0, tablePrimaryKey?: readonly Ident[]): Schema {
   const ids = new FieldIds(1);
   const seen = new Set<string>();
   for (const c of columns) {
@@ -87,9 +91,57 @@ export function schemaFromColumns(columns: readonly ColumnDef[], schemaId = 0): 
     if (seen.has(key)) throw floeError('DUPLICATE_OBJECT', { kind: 'column', name: c.name.name });
     seen.add(key);
   }
+  const key = primaryKeyColumns(columns, tablePrimaryKey);
   const topIds = columns.map(() => ids.take());
-  const fields: NestedField[] = columns.map((c, i) => nestedField(topIds[i]!, c.name.name, icebergType(c.type, ids), c.notNull, c.comment));
-  return makeSchema(schemaId, fields);
+  const fields: NestedField[] = columns.map((c, i) => nestedField(topIds[i]!, c.name.name, icebergType(c.type, ids), c.notNull || key.includes(i), c.comment));
+  for (const i of key) {
+    const type = fields[i]!.type;
+    if (!isPrimitive(type) || type.kind === 'float' || type.kind === 'double') {
+      throw floeError('INVALID_TABLE_DEFINITION', { detail: `column ${fields[i]!.name} cannot be in the PRIMARY KEY: Iceberg identifier fields cannot be float, double, struct, list or map` });
+    }
+  }
+  return makeSchema(schemaId, fields, key.map((i) => topIds[i]!));
+}
+
+/** The positions of the primary key's columns, in key order; at most one PRIMARY KEY per table. */
+function primaryKeyColumns(columns: readonly ColumnDef[], tablePrimaryKey: readonly Ident[] | undefined): number[] {
+  const ownKeys = columns.flatMap((c, i) => (c.primaryKey ? [i] : []));
+  if (ownKeys.length + (tablePrimaryKey === undefined ? 0 : 1) > 1) {
+    throw floeError('INVALID_TABLE_DEFINITION', { detail: 'more than one PRIMARY KEY (name several columns in one table constraint: PRIMARY KEY (a, b))' });
+  }
+  if (tablePrimaryKey === undefined) return ownKeys;
+  const out: number[] = [];
+  for (const name of tablePrimaryKey) {
+    const i = columns.findIndex((c) => (name.quoted ? c.name.name === name.name : c.name.name.toLowerCase() === name.name.toLowerCase()));
+    if (i < 0) throw floeError('UNDEFINED_COLUMN', { name: name.name });
+    if (out.includes(i)) throw floeError('INVALID_TABLE_DEFINITION', { detail: `column ${columns[i]!.name.name} appears twice in the PRIMARY KEY` });
+    out.push(i);
+  }
+  return out;
+}
+
+/** How a refused constraint is named in its error. */
+const REFUSED_CONSTRAINT_NAMES: Readonly<Record<RefusedConstraintKind, string>> = {
+  unique: 'UNIQUE constraint', check: 'CHECK constraint', default: 'DEFAULT value', references: 'REFERENCES (foreign key) constraint',
+  foreignKey: 'FOREIGN KEY constraint', generated: 'generated column (GENERATED … AS (…))', identity: 'identity column (GENERATED … AS IDENTITY)',
+  collate: 'COLLATE', autoincrement: 'AUTOINCREMENT',
+};
+
+/**
+ * Refuses (0A000, naming it) the first constraint an Iceberg table cannot keep: a column's, then
+ * the table's. Iceberg has no enforcement of any other constraint, and accepting one silently
+ * would promise a guarantee no writer (Floe, Spark, PyIceberg) keeps.
+ */
+export function refuseConstraints(columns: readonly ColumnDef[], tableConstraints: readonly RefusedConstraint[], table: string): void {
+  for (const c of columns) refuseColumnConstraints(c.name.name, c.refused);
+  const r = tableConstraints[0];
+  if (r !== undefined) throw floeError('UNSUPPORTED_CONSTRAINT', { constraint: REFUSED_CONSTRAINT_NAMES[r.constraint], on: `table ${table}` });
+}
+
+/** Refuses the first constraint of one column that an Iceberg table cannot keep (CREATE TABLE, ADD COLUMN). */
+export function refuseColumnConstraints(column: string, refused: readonly RefusedConstraint[]): void {
+  const r = refused[0];
+  if (r !== undefined) throw floeError('UNSUPPORTED_CONSTRAINT', { constraint: REFUSED_CONSTRAINT_NAMES[r.constraint], on: `column ${column}` });
 }
 
 export function transformOf(p: SqlPartitionField): Transform {

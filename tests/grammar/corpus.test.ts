@@ -21,7 +21,7 @@ t.ok(invalid.length >= 100, `at least 100 invalid statements (${invalid.length})
 const ALL_KINDS: Record<StatementKind, true> = {
   Query: true, Explain: true, Insert: true, Update: true, Delete: true, Merge: true, CopyInto: true,
   CreateSchema: true, DropSchema: true, CreateTable: true, CreateTableAs: true, DropTable: true, AlterTable: true,
-  CreateView: true, DropView: true, ShowCatalogs: true, ShowSchemas: true, ShowTables: true, ShowViews: true,
+  CreateView: true, DropView: true, CreateIndex: true, DropIndex: true, ShowCatalogs: true, ShowSchemas: true, ShowTables: true, ShowViews: true,
   DescribeTable: true, Use: true, CreateUser: true, AlterUserSet: true, AlterUserUnset: true, AlterUserSuspend: true,
   AlterUserUnsuspend: true, AlterUserUnlock: true, AlterUserRename: true, AlterUserSetLegalHold: true,
   AlterUserClearLegalHold: true, AlterSelfPassword: true, AlterSelfEnrollMfa: true, AlterSelfVerifyMfa: true,

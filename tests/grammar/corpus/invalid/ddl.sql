@@ -1,12 +1,12 @@
 -- Invalid statements: DDL, SHOW, DESCRIBE, USE.
 -- Each statement follows a header "-- error <line>:<column> expected: <text>" (see docs/grammar.md).
--- error 1:17 expected: an identifier
+-- error 1:17 expected: PRIMARY, UNIQUE, CHECK, FOREIGN or an identifier
 CREATE TABLE t ()
 ----
 -- error 1:19 expected: AS
 CREATE TABLE t (a)
 ----
--- error 1:23 expected: an identifier
+-- error 1:23 expected: an identifier, PRIMARY, UNIQUE, CHECK or FOREIGN
 CREATE TABLE t (a int,)
 ----
 -- error 1:30 expected: an integer
@@ -107,3 +107,24 @@ USE
 ----
 -- error 1:18 expected: SELECT, VALUES or "("
 CREATE TABLE t AS
+----
+-- error 1:30 expected: KEY
+CREATE TABLE t (a int PRIMARY)
+----
+-- error 1:36 expected: PRIMARY, UNIQUE, CHECK or FOREIGN
+CREATE TABLE t (a int, CONSTRAINT c)
+----
+-- error 1:36 expected: "("
+CREATE TABLE t (a int, PRIMARY KEY a)
+----
+-- error 1:48 expected: at most one PRIMARY KEY table constraint
+CREATE TABLE t (a int, b int, PRIMARY KEY (a), PRIMARY KEY (b))
+----
+-- error 1:35 expected: one PRIMARY KEY per column
+CREATE TABLE t (a int PRIMARY KEY PRIMARY KEY)
+----
+-- error 1:16 expected: ON
+CREATE INDEX i (a)
+----
+-- error 1:21 expected: "("
+CREATE INDEX i ON t a
