@@ -1,9 +1,11 @@
 /**
  * GET /v1/config: what an Iceberg client reads first. `?warehouse=<catalog name>` selects a
- * catalog: its name becomes `overrides.prefix` (the `{prefix}` of later paths) and its properties
- * the `defaults`. Without `warehouse`, catalog `default` is chosen when the tenant has one. The
- * endpoint list is derived from the routes this server registered, so it never advertises one it
- * does not serve.
+ * catalog: its name becomes the `{prefix}` of later paths, in `defaults.prefix` as the service
+ * spec says and in `overrides.prefix`, where Iceberg clients (Java, PyIceberg, iceberg-js) read
+ * it; its properties are the other `defaults`. Without `warehouse`, catalog `default` is chosen
+ * when the tenant has one. The capabilities are the `endpoints` (Iceberg REST endpoints this
+ * server registered a route for, so it never advertises one it does not serve, nor a path of
+ * its own that is not an Iceberg endpoint) and `idempotency-key-lifetime`.
  *
  * The route is public (the spec exempts it from bearer authentication); a valid token, when sent,
  * selects the caller's tenant, otherwise the default tenant is searched. 404
@@ -21,6 +23,48 @@ import { sendWireError } from '../wire-errors.js';
 export function icebergEndpoint(method: string, pattern: string): string {
   return `${method} ${pattern.replace(/:([A-Za-z]+)/g, '{$1}')}`;
 }
+
+/**
+ * Every endpoint of the Iceberg REST catalog specification, in its own notation (the OpenAPI
+ * document's `paths`). `endpoints` lists those among them this server serves.
+ */
+export const ICEBERG_REST_ENDPOINTS: ReadonlySet<string> = new Set([
+  'GET /v1/config',
+  'POST /v1/oauth/tokens',
+  'GET /v1/{prefix}/namespaces',
+  'POST /v1/{prefix}/namespaces',
+  'GET /v1/{prefix}/namespaces/{namespace}',
+  'HEAD /v1/{prefix}/namespaces/{namespace}',
+  'DELETE /v1/{prefix}/namespaces/{namespace}',
+  'POST /v1/{prefix}/namespaces/{namespace}/properties',
+  'GET /v1/{prefix}/namespaces/{namespace}/tables',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables',
+  'GET /v1/{prefix}/namespaces/{namespace}/functions',
+  'GET /v1/{prefix}/namespaces/{namespace}/functions/{function}',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan',
+  'GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}',
+  'DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks',
+  'POST /v1/{prefix}/namespaces/{namespace}/register',
+  'GET /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister',
+  'GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign',
+  'POST /v1/{prefix}/tables/rename',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics',
+  'POST /v1/{prefix}/transactions/commit',
+  'GET /v1/{prefix}/namespaces/{namespace}/views',
+  'POST /v1/{prefix}/namespaces/{namespace}/views',
+  'GET /v1/{prefix}/namespaces/{namespace}/views/{view}',
+  'POST /v1/{prefix}/namespaces/{namespace}/views/{view}',
+  'DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}',
+  'HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}',
+  'POST /v1/{prefix}/views/rename',
+  'POST /v1/{prefix}/namespaces/{namespace}/register-view',
+]);
 
 async function tenantOf(req: FastifyRequest, state: FloeState): Promise<string> {
   const header = req.headers.authorization;
@@ -55,10 +99,10 @@ export function registerCatalogConfigRoute(app: FastifyInstance, servedRoutes: (
   app.get<{ Querystring: { warehouse?: string | string[] } }>('/v1/config', async (req, reply) => {
     const warehouse = req.query.warehouse;
     if (Array.isArray(warehouse)) return sendWireError(reply, 'iceberg', { status: 400, icebergType: 'BadRequestException', message: 'warehouse given more than once' });
-    const endpoints = servedRoutes().filter((r) => / \/v1\/(:prefix|transactions)\//.test(r)).map((r) => {
+    const endpoints = [...new Set(servedRoutes().map((r) => {
       const [method, pattern] = r.split(' ') as [string, string];
       return icebergEndpoint(method, pattern);
-    });
+    }))].filter((e) => ICEBERG_REST_ENDPOINTS.has(e));
     const name = warehouse === undefined || warehouse === '' ? 'default' : warehouse;
     const catalog = state === undefined ? undefined : await catalogFor(await tenantOf(req, state), name);
     if (catalog === undefined) {
@@ -68,7 +112,7 @@ export function registerCatalogConfigRoute(app: FastifyInstance, servedRoutes: (
       return { defaults: {}, overrides: {}, endpoints, 'idempotency-key-lifetime': IDEMPOTENCY_KEY_LIFETIME };
     }
     return {
-      defaults: mapToJson(catalog.properties),
+      defaults: { ...mapToJson(catalog.properties), prefix: encodeURIComponent(catalog.name) },
       overrides: { prefix: encodeURIComponent(catalog.name), warehouse: catalog.name },
       endpoints,
       'idempotency-key-lifetime': IDEMPOTENCY_KEY_LIFETIME,
