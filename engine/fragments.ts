@@ -13,6 +13,7 @@ import type { FileScanTask } from '../catalog/iceberg/scan.js';
 import type { PartitionSpec } from '../catalog/iceberg/partition-spec.js';
 import type { Schema } from '../catalog/iceberg/schema.js';
 import type { LocationMapping } from '../storage-creds/file-io.js';
+import type { ScanPredicate } from './planner/predicates.js';
 
 /** One Iceberg table read, as planned. */
 export interface TableScanInput {
@@ -28,6 +29,11 @@ export interface TableScanInput {
   readonly tasks: readonly FileScanTask[];
   /** The table's `schema.name-mapping.default` (JSON text), for files written without field ids. */
   readonly nameMapping?: string;
+  /**
+   * Predicates to prune by column metrics once the reader knows which files carry Parquet field ids
+   * (name-mapped tables only; the planner pruned by partitions alone, see `PruneContext.useMetrics`).
+   */
+  readonly metricPredicates?: readonly ScanPredicate[];
   /** Rows the manifests promise before deletes (estimates and history). */
   readonly estimatedRows: number;
   /** Bytes of the data files planned (history's `bytes_scanned`). */

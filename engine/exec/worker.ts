@@ -30,6 +30,7 @@ import { isFloeError, floeError } from '../../grammar/errors.js';
 import type { FloeError } from '../../grammar/errors.js';
 import { localPath, projectedFields, quoteIdent, scanSql, sqlString } from '../iceberg-io/read.js';
 import { hasNestedInitialDefault } from '../iceberg-io/defaults.js';
+import { fileMayMatch } from '../planner/prune.js';
 import type { FileColumn } from '../iceberg-io/read.js';
 import { transformSql } from '../iceberg-io/partition-sql.js';
 import { fragmentRelation } from '../fragments.js';
@@ -439,8 +440,9 @@ async function bindRelations(
     created.attached.push(alias);
     view(input.relation, `SELECT * FROM ${quoteIdent(alias)}.r`);
   }
-  for (const scan of task.scans) {
-    const noIds = scan.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, scan);
+  for (const planned of task.scans) {
+    const noIds = planned.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, planned);
+    const scan = prunedByMetrics(planned, noIds);
     const fieldIds = hasNestedInitialDefault(projectedFields(scan.schema, scan.columns)) ? await fileFieldIds(conn, scan) : undefined;
     view(scan.relation, scanSql(scan, { filesWithoutFieldIds: noIds, fileColumnsById: await fileColumnsById(conn, scan), ...(fieldIds !== undefined ? { fileFieldIds: fieldIds } : {}) }));
   }
@@ -533,6 +535,19 @@ async function fileColumnsById(conn: DuckDBConnection, scan: TableScanInput): Pr
  */
 const footerColumns = new Map<string, { readonly size: number; readonly columns: Map<number, FileColumn> }>();
 const MAX_FOOTERS_KEPT = 4096;
+
+/**
+ * A name-mapped scan pruned by column metrics, now that the files without field ids are known:
+ * files with ids are judged by their metrics as any file is; files without ids keep every row
+ * (their metrics may describe columns the name mapping resolves differently).
+ */
+function prunedByMetrics(scan: TableScanInput, noIds: ReadonlyMap<string, readonly string[]>): TableScanInput {
+  const predicates = scan.metricPredicates;
+  if (predicates === undefined || predicates.length === 0) return scan;
+  const ctx = { schema: scan.schema, specs: new Map((scan.partitionSpecs ?? []).map((s) => [s.specId, s] as const)) };
+  const tasks = scan.tasks.filter((t) => noIds.has(localPath(t.file.filePath, scan.locationMappings ?? [])) || fileMayMatch(t, predicates, ctx));
+  return tasks.length === scan.tasks.length ? scan : { ...scan, tasks };
+}
 
 /**
  * Every Parquet field id each data file of a scan stores, at any depth: a struct child added later

@@ -51,7 +51,9 @@ export function planScans(query: BoundQuery, tasksByScan: readonly (readonly Fil
     const tasks = tasksByScan[i];
     if (tasks === undefined) throw new Error(`planScans: no tasks for scan ${i} (${formatTableName(scan.table)})`);
     const specs = new Map(scan.metadata.partitionSpecs.map((s) => [s.specId, s] as const));
-    const pruned = pruneFiles(tasks, scan.predicates, { schema: scan.schema, specs });
+    // Name-mapped tables: metrics wait until the worker knows which files carry field ids (see PruneContext).
+    const nameMapped = scan.metadata.properties.has('schema.name-mapping.default');
+    const pruned = pruneFiles(tasks, scan.predicates, { schema: scan.schema, specs, useMetrics: !nameMapped });
     return { scan, ...pruned };
   });
 }
@@ -69,7 +71,7 @@ function scanInput(p: PlannedScan, relation: string, tasks: readonly FileScanTas
     schema: p.scan.schema,
     columns: p.scan.columns,
     tasks,
-    ...(nameMapping !== undefined ? { nameMapping } : {}),
+    ...(nameMapping !== undefined ? { nameMapping, metricPredicates: p.scan.predicates } : {}),
     estimatedRows: tasks.reduce((n, t) => n + t.file.recordCount, 0),
     estimatedBytes: tasks.reduce((n, t) => n + t.file.fileSizeInBytes, 0),
     partitionSpecs: p.scan.metadata.partitionSpecs,

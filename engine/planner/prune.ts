@@ -28,6 +28,16 @@ export interface PrunableFile {
 export interface PruneContext {
   readonly schema: Schema;
   readonly specs: ReadonlyMap<number, PartitionSpec>;
+  /**
+   * Whether column metrics may be used (default true). Metrics are keyed by field id and describe
+   * what the file's writer resolved each id to; a file written without Parquet field ids is read
+   * through the table's name mapping, which may resolve a field differently (or not at all: the
+   * field then reads as its initial default or NULL). Such a file is never pruned by its metrics,
+   * so pruning and the reader cannot disagree. Which files carry ids is known only from their
+   * footers: the planner, before reading any, passes false for tables with a name mapping, and the
+   * worker prunes again by metrics once it knows which files carry ids (`filesWithFieldIds`).
+   */
+  readonly useMetrics?: boolean;
 }
 
 function columnType(schema: Schema, fieldId: number): PrimitiveType | undefined {
@@ -148,7 +158,7 @@ export function fileMayMatch(f: PrunableFile, predicates: readonly ScanPredicate
   for (const p of predicates) {
     const type = columnType(ctx.schema, p.fieldId);
     if (type === undefined) continue;
-    if (!metricsMayMatch(f.file, p, type)) return false;
+    if (ctx.useMetrics !== false && !metricsMayMatch(f.file, p, type)) return false;
     if (spec === undefined) continue;
     for (let i = 0; i < spec.fields.length; i++) {
       const pf = spec.fields[i]!;

@@ -37,6 +37,13 @@ export interface CraftedFile {
   readonly valueCounts?: ReadonlyMap<number, number>;
   readonly nullValueCounts?: ReadonlyMap<number, number>;
   readonly bounds?: ReadonlyMap<number, { readonly type: PrimitiveType; readonly lower: IcebergValue; readonly upper: IcebergValue }>;
+  /**
+   * Metrics computed from the file's data as a writer would, for the file columns named here (file
+   * column → the field id the writer resolved it to; int, long, double and string columns). A
+   * writer whose resolution differs from the reader's is modelled by mapping a column to an id the
+   * reader would not give it.
+   */
+  readonly metricsFrom?: Readonly<Record<string, { readonly id: number; readonly type: 'int' | 'long' | 'double' | 'string' }>>;
 }
 
 export interface CraftedTable {
@@ -118,6 +125,25 @@ export async function craftTable(conn: DuckDBConnection, table: CraftedTable): P
     const count = Number((await conn.runAndReadAll(`SELECT count(*) FROM read_parquet('${file}')`)).getRowsJS()[0]![0]);
     const size = statSync(file).size;
     const specId = f.specId ?? empty.defaultSpecId;
+    let auto: Pick<DataFile, 'valueCounts' | 'nullValueCounts' | 'lowerBounds' | 'upperBounds'> = {};
+    if (f.metricsFrom !== undefined) {
+      const values = new Map<number, number>();
+      const nulls = new Map<number, number>();
+      const lower = new Map<number, Uint8Array>();
+      const upper = new Map<number, Uint8Array>();
+      for (const [column, { id, type }] of Object.entries(f.metricsFrom)) {
+        const q = `"${column.replace(/"/g, '""')}"`;
+        const [n, nn, lo, hi] = (await conn.runAndReadAll(`SELECT count(*), count(*) - count(${q}), min(${q}), max(${q}) FROM read_parquet('${file}')`)).getRowsJS()[0]!;
+        values.set(id, Number(n));
+        nulls.set(id, Number(nn));
+        if (lo !== null && hi !== null) {
+          const v = (x: unknown): IcebergValue => (type === 'long' ? BigInt(x as bigint) : type === 'string' ? String(x) : Number(x));
+          lower.set(id, toByteBuffer({ kind: type }, v(lo)));
+          upper.set(id, toByteBuffer({ kind: type }, v(hi)));
+        }
+      }
+      auto = { valueCounts: values, nullValueCounts: nulls, lowerBounds: lower, upperBounds: upper };
+    }
     const dataFile: DataFile = {
       content: 'data',
       filePath: `file://${file}`,
@@ -125,6 +151,7 @@ export async function craftTable(conn: DuckDBConnection, table: CraftedTable): P
       partition: f.partition ?? [],
       recordCount: count,
       fileSizeInBytes: size,
+      ...auto,
       ...(f.valueCounts !== undefined ? { valueCounts: f.valueCounts } : {}),
       ...(f.nullValueCounts !== undefined ? { nullValueCounts: f.nullValueCounts } : {}),
       ...(f.bounds !== undefined
