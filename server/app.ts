@@ -8,6 +8,7 @@ import { createAuthHook } from './auth-hook.js';
 import { ROUTE_ACCESS, routeAccessKey } from './route-access.js';
 import { registerCatalogConfigRoute } from './routes/catalog-config.js';
 import { registerIcebergRoutes } from './routes/iceberg/index.js';
+import { withDefaultCatalogPrefix } from './routes/iceberg/default-prefix.js';
 import { parseTokenForm, registerOAuthRoutes } from './routes/oauth.js';
 import { registerJwksRoute, registerOperationRoutes } from './routes/operations.js';
 import { registerCatalogInfoRoutes, registerQueryRoutes } from './routes/query.js';
@@ -47,6 +48,8 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
     trustProxy: state.config.server.trust_proxy,
     exposeHeadRoutes: false,
     return503OnClosing: true,
+    // A client without a warehouse calls `/v1/namespaces…`: the default catalog's routes answer.
+    rewriteUrl: (req) => withDefaultCatalogPrefix(req.url ?? '/'),
     // Undecodable URLs and similar errors raised before routing answer in the URL's wire format.
     frameworkErrors: (error, req, reply) => void sendWireError(reply, wireFormatOf(req.url), { status: 400, message: error.message }),
     // Access logs are left to the proxy in front; errors are logged by the error handler.

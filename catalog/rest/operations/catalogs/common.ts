@@ -17,8 +17,11 @@ export const CATALOG_ADMIN_ROLE = 'tenant_admin';
 /** Storage schemes a warehouse may use: `file` is served now, the others are stored for later. */
 export const WAREHOUSE_SCHEMES: ReadonlySet<string> = new Set(['file', 's3', 's3a', 'gs', 'abfss', 'abfs', 'wasbs']);
 
-/** Names that would collide with fixed `/v1/...` routes when used as a prefix. */
-export const RESERVED_NAMES: ReadonlySet<string> = new Set(['catalogs', 'config', 'oauth', 'transactions', 'stages']);
+/**
+ * Names that would collide with fixed `/v1/...` routes when used as a prefix (`namespaces`: the
+ * unprefixed `/v1/namespaces/…` of clients without a warehouse means catalog `default`).
+ */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(['catalogs', 'config', 'oauth', 'transactions', 'stages', 'namespaces']);
 
 export function authorizeManagement(ctx: CatalogContext): void {
   if (!ctx.roles.includes(CATALOG_ADMIN_ROLE)) throw new CatalogError('ForbiddenException', `Catalog management requires role ${CATALOG_ADMIN_ROLE}`);
