@@ -12,6 +12,8 @@ import { withDefaultCatalogPrefix } from './routes/iceberg/default-prefix.js';
 import { parseTokenForm, registerOAuthRoutes } from './routes/oauth.js';
 import { registerJwksRoute, registerOperationRoutes } from './routes/operations.js';
 import { registerCatalogInfoRoutes, registerQueryRoutes } from './routes/query.js';
+import { registerScimRoutes } from './routes/scim.js';
+import { isScimError } from '../engine/scim/errors.js';
 import type { FloeState } from './state.js';
 import { readTlsMaterial } from './tls.js';
 import { sendWireError, wireFormatOf } from './wire-errors.js';
@@ -83,7 +85,9 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
     if (status >= 500) req.log.error({ err: error }, 'request failed');
     const message = status >= 500 ? 'internal error' : error.message;
-    return sendWireError(reply, wireFormatOf(req.url), { status, message });
+    // A body that does not parse (Fastify's content-type parsers) is SCIM's invalidSyntax.
+    const scimType = isScimError(error) ? error.scimType : status === 400 && error.code?.startsWith('FST_ERR_CTP') ? 'invalidSyntax' : undefined;
+    return sendWireError(reply, wireFormatOf(req.url), { status, message, ...(scimType ? { scimType } : {}) });
   });
 
   registerOAuthRoutes(app, state);
@@ -93,6 +97,7 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   registerOperationRoutes(app, state);
   registerQueryRoutes(app, state);
   registerCatalogInfoRoutes(app, state);
+  registerScimRoutes(app, state);
   await app.ready();
   return app;
 }

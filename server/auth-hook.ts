@@ -59,7 +59,7 @@ export function createAuthHook(state: FloeState) {
     if (pattern === undefined) return; // no route: the not-found handler answers
     const access = ROUTE_ACCESS.get(routeAccessKey(req.method, pattern));
     if (!access) throw new Error(`route ${req.method} ${pattern} has no access rule`);
-    if (access.kind === 'public') return;
+    if (access.kind === 'public' || access.kind === 'scim-token') return;
     const format = wireFormatOf(req.url);
     const header = req.headers.authorization;
     if (!header && access.kind === 'scope-or-invitation') return; // req.auth stays null: the handler decides

@@ -13,6 +13,8 @@ import { createTenantWithAdmin } from '../engine/principals/bootstrap.js';
 import { findPrincipalByName } from '../engine/principals/principals.js';
 import { findTenant, TenantError } from '../engine/principals/tenants.js';
 import { replayFailedDeliveries } from '../engine/principals/webhook-worker.js';
+import { isProvisionedSignIn, setProvisioningPolicy } from '../engine/principals/provisioning-policy.js';
+import { createScimToken, describeScimToken, revokeScimToken, rotateScimToken, ScimTokenError } from '../engine/scim/token.js';
 import { DEFAULT_PASSWORD_POLICY, loadPasswordPolicy, setPasswordPolicy } from '../engine/principals/passwords.js';
 import type { Server as HttpsServer } from 'node:https';
 import { buildManagementServer, buildServer } from './app.js';
@@ -34,6 +36,8 @@ const USAGE = `usage:
   floe admin rotate-signing-key
   floe admin import --table [catalog.]schema.table [--tenant T] <file.parquet|.csv|.tbl>
   floe admin webhooks replay [--tenant T] [--delivery ID] [--event ID]
+  floe admin scim-token create|rotate|revoke|show --tenant T
+  floe admin scim-sign-in --tenant T --methods password,pat|none
   floe admin set-password-policy --tenant T [--min-length N] [--min-classes N] [--history N]
         [--allow-username] [--allow-common] [--require-mfa]
 Every admin command also takes --config F and --data-dir D.`;
@@ -225,6 +229,50 @@ async function admin(argv: string[]): Promise<void> {
       console.log(`${n} failed webhook deliveries set back to pending; the worker retries them within its interval.`);
       return;
     }
+    case 'scim-token': {
+      const [sub, ...args] = rest;
+      if (sub !== 'create' && sub !== 'rotate' && sub !== 'revoke' && sub !== 'show') throw new UsageError('scim-token takes create, rotate, revoke or show');
+      const { values } = parseArgs({ args, options: { ...COMMON_OPTIONS, tenant: { type: 'string' } } });
+      if (!values.tenant) throw new UsageError(`scim-token ${sub} needs --tenant`);
+      const tenant = values.tenant;
+      const now = new Date();
+      switch (sub) {
+        case 'create':
+        case 'rotate': {
+          const issued = await withAdminStore(values, (store) => sub === 'create' ? createScimToken(store, tenant, now) : rotateScimToken(store, tenant, now));
+          console.log(`SCIM token ${sub === 'create' ? 'created' : 'rotated (the previous one no longer works)'} for tenant ${tenant}. It is shown only this once:`);
+          console.log(`  scim_base_url: <this server's address>/scim/v2`);
+          console.log(`  scim_token:    ${issued.token}`);
+          return;
+        }
+        case 'revoke':
+          await withAdminStore(values, (store) => revokeScimToken(store, tenant, now));
+          console.log(`SCIM token of tenant ${tenant} revoked; provisioning stops until a new one is created.`);
+          return;
+        case 'show': {
+          const live = await withAdminStore(values, (store) => describeScimToken(store, tenant));
+          console.log(live ? `tenant ${tenant}: SCIM token ${live.prefix}… created ${live.createdAt.toISOString()}, last used ${live.lastUsedAt?.toISOString() ?? 'never'}` : `tenant ${tenant} has no live SCIM token`);
+          return;
+        }
+        default:
+          return unreachable(sub);
+      }
+    }
+    case 'scim-sign-in': {
+      const { values } = parseArgs({ args: rest, options: { ...COMMON_OPTIONS, tenant: { type: 'string' }, methods: { type: 'string' } } });
+      if (!values.tenant || values.methods === undefined) throw new UsageError('scim-sign-in needs --tenant and --methods (password, pat, both comma-separated, or none)');
+      const words = values.methods.trim().toLowerCase() === 'none' ? [] : values.methods.split(',').map((w) => w.trim().toLowerCase()).filter(Boolean);
+      const bad = words.filter((w) => !isProvisionedSignIn(w));
+      if (bad.length > 0 || (words.length === 0 && values.methods.trim().toLowerCase() !== 'none')) throw new UsageError(`--methods takes password, pat (comma-separated) or none; not ${bad.join(', ') || JSON.stringify(values.methods)}`);
+      const tenant = values.tenant;
+      const change = await withAdminStore(values, async (store) => {
+        if (!await findTenant(store, tenant)) throw new UsageError(`no tenant ${tenant}`);
+        return setProvisioningPolicy(store, tenant, words.filter(isProvisionedSignIn), new Date());
+      });
+      console.log(`Provisioned users of tenant ${tenant} may sign in with: ${change.methods.join(', ') || 'nothing Floe issues'}.`
+        + (change.sessionsEnded > 0 || change.patsRevoked > 0 ? ` Ended the sessions of ${change.sessionsEnded} provisioned users and revoked ${change.patsRevoked} of their personal access tokens.` : ''));
+      return;
+    }
     case 'set-password-policy': {
       const { values } = parseArgs({ args: rest, options: {
         ...COMMON_OPTIONS, tenant: { type: 'string' }, 'min-length': { type: 'string' }, 'min-classes': { type: 'string' }, history: { type: 'string' },
@@ -311,7 +359,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {
-  if (e instanceof UsageError || e instanceof ConfigError || e instanceof ClientError || e instanceof TenantError) {
+  if (e instanceof UsageError || e instanceof ConfigError || e instanceof ClientError || e instanceof TenantError || e instanceof ScimTokenError) {
     console.error(`floe: ${e.message}`);
     if (e instanceof UsageError) console.error(USAGE);
     process.exit(2);

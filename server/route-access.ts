@@ -24,11 +24,17 @@ export type RouteAccess =
    * it does not, a token whose signature, times and claims hold, because the process being alive
    * does not depend on the store (the spec: liveness "returns 200").
    */
-  | { readonly kind: 'liveness' };
+  | { readonly kind: 'liveness' }
+  /**
+   * SCIM provisioning: the tenant's SCIM token (not a JWT), checked by the SCIM routes themselves
+   * (server/routes/scim.ts); the hook lets the request through to them.
+   */
+  | { readonly kind: 'scim-token' };
 
 const open: RouteAccess = { kind: 'public' };
 const anyToken: RouteAccess = { kind: 'authenticated' };
 const needs = (scope: Scope): RouteAccess => ({ kind: 'scope', scope });
+const scimToken: RouteAccess = { kind: 'scim-token' };
 
 const NS = '/v1/:prefix/namespaces/:namespace';
 const TABLE = `${NS}/tables/:table`;
@@ -96,6 +102,18 @@ export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, Ro
   ['GET /api/query-history', needs('sql')],
   ['GET /api/query-history/:queryId', needs('sql')],
   ['GET /api/qos/stats', needs('sql')],
+  // SCIM 2.0 provisioning (identity providers, with the tenant's SCIM token)
+  ['GET /scim/v2/Users', scimToken],
+  ['POST /scim/v2/Users', scimToken],
+  ['GET /scim/v2/Users/:id', scimToken],
+  ['PUT /scim/v2/Users/:id', scimToken],
+  ['PATCH /scim/v2/Users/:id', scimToken],
+  ['DELETE /scim/v2/Users/:id', scimToken],
+  ['GET /scim/v2/ServiceProviderConfig', scimToken],
+  ['GET /scim/v2/Schemas', scimToken],
+  ['GET /scim/v2/Schemas/:id', scimToken],
+  ['GET /scim/v2/ResourceTypes', scimToken],
+  ['GET /scim/v2/ResourceTypes/:id', scimToken],
 ]);
 
 export function routeAccessKey(method: string, url: string): string {

@@ -3,17 +3,21 @@
  * - the token endpoint answers RFC 6749 `{error, error_description}`;
  * - the Iceberg catalog (`/v1/...`) answers `{"error": {"message", "type", "code"}}` with Java
  *   exception names, as Iceberg clients parse it;
+ * - SCIM (`/scim/...`) answers RFC 7644's `{schemas: [Error URN], status, scimType?, detail}` as
+ *   `application/scim+json`, which identity providers parse;
  * - everything else (`/api`, health, metrics) answers `{error, message, sql_state}` from the
  *   query interface's registry.
  */
 import type { FastifyReply } from 'fastify';
 import { ERRORS, type ErrorCode } from '../grammar/errors.js';
+import { scimErrorBody, type ScimType } from '../engine/scim/errors.js';
 
-export type WireFormat = 'oauth' | 'iceberg' | 'api';
+export type WireFormat = 'oauth' | 'iceberg' | 'scim' | 'api';
 
 export function wireFormatOf(url: string): WireFormat {
   if (url === '/v1/oauth/tokens' || url.startsWith('/v1/oauth/tokens?')) return 'oauth';
   if (url.startsWith('/v1/')) return 'iceberg';
+  if (url.startsWith('/scim/')) return 'scim';
   return 'api';
 }
 
@@ -50,6 +54,8 @@ export interface WireError {
   readonly apiCode?: ErrorCode;
   /** RFC 6749 error code for the token endpoint; defaults to invalid_request (server_error on 5xx). */
   readonly oauthError?: string;
+  /** RFC 7644 scimType for SCIM answers (a body that does not parse is `invalidSyntax`). */
+  readonly scimType?: ScimType;
 }
 
 export function sendWireError(reply: FastifyReply, format: WireFormat, e: WireError): FastifyReply {
@@ -60,6 +66,8 @@ export function sendWireError(reply: FastifyReply, format: WireFormat, e: WireEr
       return reply.send({ error: e.oauthError ?? (e.status >= 500 ? 'server_error' : 'invalid_request'), error_description: e.message });
     case 'iceberg':
       return reply.send({ error: { message: e.message, type: e.icebergType ?? ICEBERG_TYPE_BY_STATUS.get(e.status) ?? (e.status >= 500 ? 'InternalServerError' : 'BadRequestException'), code: e.status } });
+    case 'scim':
+      return reply.type('application/scim+json; charset=utf-8').send(JSON.stringify(scimErrorBody(e.status, e.message, e.scimType)));
     case 'api': {
       const code: ErrorCode = e.apiCode ?? API_CODE_BY_STATUS.get(e.status) ?? (e.status >= 500 ? 'INTERNAL_ERROR' : 'INVALID_REQUEST');
       return reply.send({ error: code, message: e.message, sql_state: ERRORS[code].sqlState });

@@ -36,6 +36,12 @@ for (const key of registered) {
       return;
     }
     t.equal(anonymous.statusCode, 401, 'no token');
+    if (access.kind === 'scim-token') {
+      // SCIM takes the tenant's SCIM token only: no access token, whatever its scopes, is one.
+      const jwt = await server.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${await server.token()}` } });
+      t.equal(jwt.statusCode, 401, 'an access token is not a SCIM token');
+      return;
+    }
     if (access.kind === 'scope' || access.kind === 'scope-or-invitation') {
       const others = ALL_SCOPES.filter((s) => s !== access.scope).join(' ');
       const without = await server.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${await server.token(others)}` } });

@@ -24,9 +24,14 @@ export interface PrincipalAuthState {
   readonly isBootstrap: boolean;
 }
 
-/** Only ACTIVE principals authenticate; everything else is refused with one generic message. */
+/**
+ * ACTIVE principals authenticate, and PROVISIONED ones (pushed over SCIM) whose credential the
+ * tenant allows: that is checked where the credential is used (password sign-in, PAT creation),
+ * and withdrawing a method ends their sessions (provisioning-policy.ts). Everything else is
+ * refused with one generic message.
+ */
 export function canAuthenticate(p: PrincipalAuthState): boolean {
-  return p.status === 'ACTIVE';
+  return p.status === 'ACTIVE' || p.status === 'PROVISIONED';
 }
 
 interface AuthRow {

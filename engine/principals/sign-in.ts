@@ -10,6 +10,7 @@ import { loadPasswordPolicy, DUMMY_PASSWORD_HASH, type PasswordHasher } from './
 import { loadPrincipalAuthState, TENANT_ADMIN_ROLE, type PrincipalAuthState, type PrincipalStatus } from './principals.js';
 import type { Clock, PrincipalsConfig, TokenRestriction } from './settings.js';
 import { matchTotp } from './totp.js';
+import { loadProvisioningPolicy } from './provisioning-policy.js';
 import type { SecretBox } from './secret-box.js';
 
 export interface SignInRequest {
@@ -48,7 +49,8 @@ export async function signIn(store: MetaStore, clock: Clock, config: PrincipalsC
     return { kind: 'refused' };
   };
   if (!passwordOk) return fail();
-  if (c.status !== 'ACTIVE') return { kind: 'refused' };
+  // A provisioned user signs in with a password only where the tenant allows it (provisioning-policy.ts).
+  if (c.status !== 'ACTIVE' && !(c.status === 'PROVISIONED' && (await loadProvisioningPolicy(store, req.tenantId)).has('password'))) return { kind: 'refused' };
   const amr = ['pwd'];
   if (c.mfa_verified && c.mfa_secret) {
     if (req.totp === undefined || req.totp === '') return { kind: 'totp-required' };

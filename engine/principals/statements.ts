@@ -19,6 +19,7 @@ import { isKnownEventSelector, type AuditEventType } from './events.js';
 import { validatePublicKey } from './keypairs.js';
 import { loadPasswordPolicy, PasswordHasher, policyViolations, type PasswordPolicy } from './passwords.js';
 import { TENANT_ADMIN_ROLE, type PrincipalKind, type PrincipalStatus } from './principals.js';
+import { loadProvisioningPolicy } from './provisioning-policy.js';
 import { isTenantAdmin, loadManagePrivileges, privilegeName, type ManagePrivilegeName } from './privileges.js';
 import { ALL_SCOPES, isScope } from './scopes.js';
 import { sha256 } from './secrets.js';
@@ -126,16 +127,17 @@ function identName(i: Ident): string {
   return i.name;
 }
 
-function checkName(kind: string, name: string): void {
+/** Refuses a principal name Floe cannot hold (INVALID_PARAMETER); also used by SCIM provisioning. */
+export function checkName(kind: string, name: string): void {
   if (!NAME_PATTERN.test(name)) throw floeError('INVALID_PARAMETER', { name: `${kind} name`, detail: 'must be 1 to 128 characters without control characters' });
   if (/^expunged-/i.test(name)) throw floeError('INVALID_PARAMETER', { name: `${kind} name`, detail: 'names starting with "expunged-" are reserved' });
 }
 
-function checkText(name: string, value: string | undefined): void {
+export function checkText(name: string, value: string | undefined): void {
   if (value !== undefined && value.length > MAX_TEXT) throw floeError('INVALID_PARAMETER', { name, detail: `at most ${MAX_TEXT} characters` });
 }
 
-function checkEmail(email: string): void {
+export function checkEmail(email: string): void {
   if (!EMAIL_PATTERN.test(email) || email.length > 254) throw floeError('INVALID_PARAMETER', { name: 'EMAIL', detail: 'must be an e-mail address' });
 }
 
@@ -176,6 +178,14 @@ async function setStatus(db: SqlExecutor, id: string, status: PrincipalStatus, n
 
 async function audit(tx: SqlExecutor, run: Run, type: AuditEventType, target: { id: string; name: string } | undefined, details: Record<string, unknown> = {}): Promise<void> {
   await recordAudit(tx, { tenantId: run.tenantId, actor: { id: run.actor.id, name: run.actor.name }, target, type, details, at: run.now });
+}
+
+/** identity_source of users pushed over SCIM (engine/scim/users.ts). */
+const SCIM_IDENTITY_SOURCE = 'SCIM';
+
+/** The identity provider's last word on a provisioned user's `active`. */
+async function scimActive(db: SqlExecutor, id: string): Promise<boolean> {
+  return (await db.query<{ active: boolean }>('SELECT active FROM scim_users WHERE principal_id = $1', [id])).rows[0]?.active ?? true;
 }
 
 async function hasPassword(db: SqlExecutor, id: string): Promise<boolean> {
@@ -243,6 +253,8 @@ export async function executePrincipalStatement(ctx: PrincipalContext, stmt: Pri
       await requireManageableUser(tx, a, u, 'suspend');
       notDeactivated(u, 'suspending');
       await setStatus(tx, u.id, 'SUSPENDED', run.now);
+      // An administrator's suspension: the identity provider's active=true does not lift it.
+      await tx.query('UPDATE scim_users SET suspended_by_scim = false WHERE principal_id = $1', [u.id]);
       await bumpEpoch(tx, u.id, run.now);
       await audit(tx, run, 'suspend_user', u, { previous_status: u.status });
       return ok(`user ${u.name} suspended`);
@@ -252,6 +264,18 @@ export async function executePrincipalStatement(ctx: PrincipalContext, stmt: Pri
       const u = await requireUser(tx, run.tenantId, stmt.name);
       await requireManageableUser(tx, a, u, 'unsuspend');
       if (u.status !== 'SUSPENDED') throw floeError('INVALID_STATE', { detail: `user ${u.name} is ${u.status}, not SUSPENDED` });
+      if (u.identity_source === SCIM_IDENTITY_SOURCE) {
+        // A provisioned user goes back to PROVISIONED, unless its identity provider also says inactive.
+        const idpActive = await scimActive(tx, u.id);
+        await tx.query('UPDATE scim_users SET suspended_by_scim = $2 WHERE principal_id = $1', [u.id, !idpActive]);
+        if (!idpActive) {
+          await audit(tx, run, 'unsuspend_user', u, { status: 'SUSPENDED', identity_provider_active: false });
+          return ok(`user ${u.name} stays SUSPENDED: its identity provider has it inactive`);
+        }
+        await setStatus(tx, u.id, 'PROVISIONED', run.now);
+        await audit(tx, run, 'unsuspend_user', u, { status: 'PROVISIONED' });
+        return ok(`user ${u.name} is PROVISIONED`);
+      }
       const next: PrincipalStatus = await hasPassword(tx, u.id) ? 'ACTIVE' : 'INVITED';
       await setStatus(tx, u.id, next, run.now);
       await audit(tx, run, 'unsuspend_user', u, { status: next });
@@ -324,9 +348,14 @@ export async function executePrincipalStatement(ctx: PrincipalContext, stmt: Pri
       const u = await requireUser(tx, run.tenantId, stmt.name);
       await requireManageableUser(tx, a, u, 'undrop');
       if (u.status !== 'DEACTIVATED') throw floeError('INVALID_STATE', { detail: `user ${u.name} is ${u.status}, not DEACTIVATED` });
-      await tx.query('UPDATE principals SET status = $2, deactivated_at = NULL, status_changed_at = $3, updated_at = $3 WHERE id = $1', [u.id, 'ACTIVE', run.now]);
-      await audit(tx, run, 'undrop_user', u);
-      return ok(`user ${u.name} restored (ACTIVE)`);
+      // A provisioned user comes back PROVISIONED (SUSPENDED when its identity provider has it inactive).
+      const provisioned = u.identity_source === SCIM_IDENTITY_SOURCE;
+      const idpActive = provisioned && await scimActive(tx, u.id);
+      const restored: PrincipalStatus = !provisioned ? 'ACTIVE' : idpActive ? 'PROVISIONED' : 'SUSPENDED';
+      if (provisioned) await tx.query('UPDATE scim_users SET suspended_by_scim = $2 WHERE principal_id = $1', [u.id, !idpActive]);
+      await tx.query('UPDATE principals SET status = $2, deactivated_at = NULL, status_changed_at = $3, updated_at = $3 WHERE id = $1', [u.id, restored, run.now]);
+      await audit(tx, run, 'undrop_user', u, provisioned ? { status: restored } : {});
+      return ok(`user ${u.name} restored (${restored})`);
     });
     case 'ExpungeUser': return store.transaction(async (tx) => {
       requireAdmin(await authorityOf(tx, actor), 'EXPUNGE USER');
@@ -569,7 +598,7 @@ async function checkHistory(db: SqlExecutor, hasher: PasswordHasher, policy: Pas
 }
 
 /** Writes a new hash, moving the current one into the history (trimmed to the policy's length). */
-async function writePassword(tx: SqlExecutor, tenantId: string, principalId: string, hash: string, now: Date, policy: PasswordPolicy): Promise<void> {
+export async function writePassword(tx: SqlExecutor, tenantId: string, principalId: string, hash: string, now: Date, policy: PasswordPolicy): Promise<void> {
   const current = (await tx.query<{ hash: string; changed_at: Date }>('SELECT hash, changed_at FROM principal_passwords WHERE principal_id = $1', [principalId])).rows[0];
   if (current) await tx.query('INSERT INTO password_history (principal_id, hash, created_at) VALUES ($1, $2, $3)', [principalId, current.hash, current.changed_at]);
   await tx.query(
@@ -798,6 +827,8 @@ export async function tombstonePrincipal(tx: SqlExecutor, id: string, now: Date,
   await tx.query('UPDATE refresh_tokens SET revoked_at = $2 WHERE principal_id = $1 AND revoked_at IS NULL', [id, now]);
   await tx.query('DELETE FROM principal_roles WHERE principal_id = $1', [id]);
   await tx.query('DELETE FROM principal_privileges WHERE principal_id = $1', [id]);
+  // What an identity provider pushed (external id, name parts, every e-mail) is personal data too.
+  await tx.query('DELETE FROM scim_users WHERE principal_id = $1', [id]);
   if (rewriteName) await tx.query('UPDATE principals SET name = $2 WHERE id = $1', [id, tombstone]);
   await tx.query(
     `UPDATE principals SET status = 'EXPUNGED', email = NULL, display_name = NULL, default_role = NULL,
@@ -984,7 +1015,10 @@ async function createPat(run: Run, nameIdent: Ident, forUser: Ident | undefined,
     const beyond = words.filter((w) => !held.includes(w as (typeof ALL_SCOPES)[number]));
     if (beyond.length > 0) throw floeError('PERMISSION_DENIED', { detail: `the PAT cannot carry scopes the creating token lacks: ${beyond.join(', ')}` });
     if (words.length === 0) throw floeError('INVALID_PARAMETER', { name: 'SCOPE', detail: 'must name at least one scope' });
-    if (owner.status !== 'ACTIVE') throw floeError('INVALID_STATE', { detail: `${owner.name} is ${owner.status}` });
+    const provisionedWithPats = owner.status === 'PROVISIONED' && (await loadProvisioningPolicy(tx, run.tenantId)).has('pat');
+    if (owner.status !== 'ACTIVE' && !provisionedWithPats) {
+      throw floeError('INVALID_STATE', { detail: owner.status === 'PROVISIONED' ? `${owner.name} is PROVISIONED and the tenant does not allow personal access tokens for provisioned users` : `${owner.name} is ${owner.status}` });
+    }
     const dup = await tx.query('SELECT 1 FROM personal_access_tokens WHERE principal_id = $1 AND lower(name) = lower($2) AND revoked_at IS NULL', [owner.id, name]);
     if (dup.rows.length > 0) throw floeError('DUPLICATE_OBJECT', { kind: 'personal access token', name });
     const token = newPat();
