@@ -4,7 +4,7 @@
  * server:
  * - a JSON body parser that keeps int64 values exact (snapshot ids exceed 2^53);
  * - an error handler speaking Iceberg's `{"error": {"message", "type", "code"}}`, with malformed
- *   JSON, wrong types and oversized bodies as 400 `BadRequestException`;
+ *   JSON and wrong types as 400 `BadRequestException`, oversized bodies as 413;
  * - Idempotency-Key replay on mutating requests.
  * Each resource's routes are in their own file; each route parses, calls one service operation,
  * and writes the result.
@@ -62,12 +62,14 @@ export function registerIcebergRoutes(app: FastifyInstance, state: FloeState): v
         return sendWireError(reply, 'iceberg', { status: 400, icebergType: 'BadRequestException', message: error.message });
       }
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-        return sendWireError(reply, 'iceberg', { status: 400, icebergType: 'BadRequestException', message: `Request body too large (limit ${state.config.server.body_limit_bytes} bytes)` });
+        // 413 as on /api, so a client tells "too big" from "malformed"; the type stays a bad request.
+        return sendWireError(reply, 'iceberg', { status: 413, icebergType: 'BadRequestException', message: `Request body too large (limit ${state.config.server.body_limit_bytes} bytes)` });
       }
       const status = error.statusCode;
       if (status !== undefined && status >= 400 && status < 500) {
-        // Framework-level client errors (malformed JSON, bad media type, …) are bad requests.
-        const code = status === 415 || status === 413 ? 400 : status;
+        // Framework-level client errors (malformed JSON, bad media type, …) are bad requests; an
+        // oversized body keeps its 413.
+        const code = status === 415 ? 400 : status;
         return sendWireError(reply, 'iceberg', { status: code, message: error.message });
       }
       throw error;
