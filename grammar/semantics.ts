@@ -950,6 +950,12 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
     anyWord(_x) {
       return identOf(this);
     },
+    catalogOrSchema_defaultCatalog(kw) {
+      return qualifiedName([identOf(kw)], span(this));
+    },
+    namesHead_defaultCatalog(kw, _dot) {
+      return identOf(kw);
+    },
     names(first, _dots, rest) {
       return qualifiedName(list<Ident>(first, rest), span(this));
     },

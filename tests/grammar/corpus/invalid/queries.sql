@@ -224,3 +224,7 @@ SELECT a LIKE 'x%' NOT IN (1) FROM t
 ----
 -- error 1:26 expected: parentheses around the BETWEEN bound
 SELECT x BETWEEN 1 AND 2 - NOT y FROM t
+----
+-- DEFAULT is a value only where a value can be DEFAULT; bare, it names the catalog only before a dot.
+-- error 1:16 expected: "."
+SELECT default FROM t

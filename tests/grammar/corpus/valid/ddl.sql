@@ -211,3 +211,15 @@ CREATE INDEX ON t (a)
 DROP INDEX IF EXISTS lake.sales.idx CASCADE
 ----
 DROP INDEX idx
+----
+USE default
+----
+USE default.tpch
+----
+SHOW SCHEMAS IN default
+----
+SHOW TABLES FROM default.tpch LIKE 'n%'
+----
+CREATE TABLE default.tpch.t (a int)
+----
+DESCRIBE default.tpch.nation

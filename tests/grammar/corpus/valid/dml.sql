@@ -69,3 +69,9 @@ COPY INTO orders FROM @stage FILE_FORMAT (TYPE CSV COMPRESSION GZIP NULL_IF '' E
 COPY INTO orders FROM @stage PATTERN = '.*' FILE_FORMAT = (type = 'csv', skip_header = -1, trim_space = false)
 ----
 COPY INTO lake.raw.events FROM 'file:///data/events/'
+----
+INSERT INTO default.tpch.t (a) SELECT n_nationkey FROM default.tpch.nation
+----
+UPDATE default.tpch.t SET a = DEFAULT WHERE a > 1
+----
+INSERT INTO default.tpch.t DEFAULT VALUES

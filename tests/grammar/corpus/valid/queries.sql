@@ -335,3 +335,6 @@ SELECT (a::int)[1], (l::int[])[2], l[1][2] FROM t
 SELECT x BETWEEN 1 AND 2 + 3 * 4, x NOT BETWEEN 'a' || 'b' AND 'z' FROM t
 ----
 SELECT count(ALL a), max(ALL a + 1), string_agg(ALL s, ',' ORDER BY s) FROM t
+----
+-- Floe's first catalog is named default, a reserved word: it may lead a qualified name bare.
+SELECT n.n_name, default.tpch.nation.n_nationkey FROM default.tpch.nation AS n JOIN DEFAULT.tpch.region ON n_regionkey = r_regionkey
