@@ -12,6 +12,7 @@
 import type { FileScanTask } from '../catalog/iceberg/scan.js';
 import type { PartitionSpec } from '../catalog/iceberg/partition-spec.js';
 import type { Schema } from '../catalog/iceberg/schema.js';
+import type { NestedField } from '../catalog/iceberg/types.js';
 import type { LocationMapping } from '../storage-creds/file-io.js';
 import type { ScanPredicate } from './planner/predicates.js';
 
@@ -102,4 +103,24 @@ export function fragmentRelation(id: number): string {
 /** The relation name of the n-th scan of a plan. */
 export function scanRelation(n: number): string {
   return `__floe_scan_${n}`;
+}
+
+/**
+ * The name a scan relation gives a top-level field. Iceberg names are case-sensitive and DuckDB's are
+ * not: when two fields of the schema differ only in case (`user_id`, `uSeR_Id`), each is exposed
+ * as `__floe_f<id>__<name>`, so each reads its own data; the binder maps quoted exact names onto
+ * these and refuses unquoted ones as ambiguous. Every other field keeps its name.
+ */
+export function scanColumnName(schema: Schema, f: NestedField): string {
+  return caseCollidingFieldIds(schema).has(f.id) ? `__floe_f${f.id}__${f.name}` : f.name;
+}
+
+/** Ids of the top-level fields whose name another field shares when case is ignored. */
+export function caseCollidingFieldIds(schema: Schema): ReadonlySet<number> {
+  const byLower = new Map<string, number[]>();
+  for (const f of schema.fields) {
+    const key = f.name.toLowerCase();
+    byLower.set(key, [...(byLower.get(key) ?? []), f.id]);
+  }
+  return new Set([...byLower.values()].filter((ids) => ids.length > 1).flat());
 }

@@ -32,6 +32,7 @@ export const ERRORS = {
   UNDEFINED_SCHEMA: def<{ name: string }>('3F000', 404, (p) => `schema does not exist: ${p.name}`),
   UNDEFINED_CATALOG: def<{ name: string }>('3D000', 404, (p) => `catalog does not exist: ${p.name}`),
   UNDEFINED_COLUMN: def<{ name: string }>('42703', 400, (p) => `column does not exist: ${p.name}`),
+  AMBIGUOUS_COLUMN: def<{ name: string; candidates: string }>('42702', 400, (p) => `column reference ${p.name} is ambiguous: the table has columns ${p.candidates} that differ only in case; quote the exact name`),
   UNDEFINED_FUNCTION: def<{ name: string }>('42883', 400, (p) => `function does not exist: ${p.name}`),
   DUPLICATE_OBJECT: def<{ kind: string; name: string }>('42710', 409, (p) => `${p.kind} already exists: ${p.name}`),
   DUPLICATE_TABLE: def<{ name: string }>('42P07', 409, (p) => `table already exists: ${p.name}`),

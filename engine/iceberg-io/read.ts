@@ -30,6 +30,7 @@ import { remapLocation } from '../../storage-creds/file-io.js';
 import type { LocationMapping } from '../../storage-creds/file-io.js';
 import { resolveLocalPath } from '../../storage-creds/local-file-io.js';
 import type { TableScanInput } from '../fragments.js';
+import { scanColumnName } from '../fragments.js';
 import { isoDate, isoTimestampNanos } from '../exec/values.js';
 import { defaultValueSql } from './defaults.js';
 
@@ -297,9 +298,10 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
   const fields = projectedFields(input.schema, input.columns);
   const byId = new Map(input.schema.fields.map((f) => [f.id, f] as const));
   const rowPositions = input.rowPositions === true;
-  const outputs = fields.length === 0 && !rowPositions ? `NULL::BOOLEAN AS ${quoteIdent(NO_COLUMN)}` : fields.map((f) => `${col(f.id)} AS ${quoteIdent(f.name)}`).join(', ');
+  const outName = (f: NestedField): string => quoteIdent(scanColumnName(input.schema, f));
+  const outputs = fields.length === 0 && !rowPositions ? `NULL::BOOLEAN AS ${quoteIdent(NO_COLUMN)}` : fields.map((f) => `${col(f.id)} AS ${outName(f)}`).join(', ');
   if (input.tasks.length === 0) {
-    const empty = fields.length === 0 ? `NULL::BOOLEAN AS ${quoteIdent(NO_COLUMN)}` : fields.map((f) => `NULL::${duckdbType(f.type)} AS ${quoteIdent(f.name)}`).join(', ');
+    const empty = fields.length === 0 ? `NULL::BOOLEAN AS ${quoteIdent(NO_COLUMN)}` : fields.map((f) => `NULL::${duckdbType(f.type)} AS ${outName(f)}`).join(', ');
     return `SELECT ${empty}${rowPositions ? ', NULL::VARCHAR AS __floe_file_path, NULL::BIGINT AS __floe_pos' : ''} WHERE false`;
   }
   const nameMapping = parseNameMapping(input.nameMapping);
@@ -390,7 +392,7 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
     const positionOutputs = rowPositions
       ? `${fields.length > 0 ? ', ' : ''}(CASE d.__floe_file ${g.tasks.map((t, i) => `WHEN ${sqlString(paths[i] as string)} THEN ${sqlString(t.file.filePath)}`).join(' ')} END) AS __floe_file_path, d.__floe_pos AS __floe_pos`
       : '';
-    const groupOutputs = g.missingDefaults.size === 0 ? outputs : fields.map((f) => `${withNestedDefaults(col(f.id), f.type, g.missingDefaults)} AS ${quoteIdent(f.name)}`).join(', ');
+    const groupOutputs = g.missingDefaults.size === 0 ? outputs : fields.map((f) => `${withNestedDefaults(col(f.id), f.type, g.missingDefaults)} AS ${outName(f)}`).join(', ');
     parts.push(`SELECT ${groupOutputs}${positionOutputs} FROM (${source}) AS d${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}`);
   }
   return parts.join(' UNION ALL ');

@@ -25,6 +25,7 @@ import type { TableMetadata } from '../../catalog/iceberg/table-metadata.js';
 import { isPrimitive } from '../../catalog/iceberg/types.js';
 import type { NestedField } from '../../catalog/iceberg/types.js';
 import type { LocationMapping } from '../../storage-creds/file-io.js';
+import { caseCollidingFieldIds, scanColumnName } from '../fragments.js';
 import { checkIsolation, checkNode } from './isolation.js';
 import { formatTableName, isSystemTableName, resolveTableName, tableKey } from './names.js';
 import type { NameDefaults, TableName } from './names.js';
@@ -166,6 +167,24 @@ interface FromEntry {
    * columns prune that scan's files, but `*` over it does not make the scan read every column.
    */
   readonly passThrough?: boolean;
+  /**
+   * A scan of a table whose columns differ only in case (`user_id`, `uSeR_Id`): lower-case name →
+   * exact Iceberg name → the scan's internal column (lower case, see `scanColumnName`). A quoted
+   * exact name resolves to its column; an unquoted one is ambiguous (42702), never a guess.
+   */
+  readonly exact?: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  /** The exact Iceberg name of each visible column, when `exact` is set (what `*` outputs). */
+  readonly display?: readonly string[];
+}
+
+/** The internal column a case-colliding reference names, or undefined when `part` is not one of them. */
+function caseResolved(e: FromEntry, part: Ident): string | undefined {
+  const group = e.exact?.get(lower(part.name));
+  if (group === undefined) return undefined;
+  if (!part.quoted) throw floeError('AMBIGUOUS_COLUMN', { name: part.name, candidates: [...group.keys()].map((n) => `"${n}"`).join(', ') });
+  const internal = group.get(part.name);
+  if (internal === undefined) throw floeError('UNDEFINED_COLUMN', { name: `"${part.name}"` });
+  return internal;
 }
 
 /** The names visible to the expressions of one SELECT block. */
@@ -300,7 +319,17 @@ class Binder {
         const aliasNames = new Set(rel.items.flatMap((i) => (i.kind === 'SelectExpr' && i.alias !== undefined ? [lower(i.alias.name)] : [])));
         const input = this.relation(rel.input, { ...env, aliasNames });
         const scopes = [...env.outer, { entries: input.entries, aliasNames }];
-        const items = rel.items.map((i): SelectItem => (i.kind === 'Star' ? i : { ...i, expr: this.expr(i.expr, scopes, env) }));
+        const items = rel.items.flatMap((i): readonly SelectItem[] => {
+          if (i.kind === 'Star') {
+            const expanded = expandStar(i, input.entries);
+            return expanded === undefined ? [i] : expanded.map((x) => (x.kind === 'SelectExpr' ? { ...x, expr: this.expr(x.expr, scopes, env) } : x));
+          }
+          const expr = this.expr(i.expr, scopes, env);
+          // A case-colliding column selected bare keeps its exact name as the output name.
+          const renamedRef = i.alias === undefined && i.expr.kind === 'ColumnRef' && expr.kind === 'ColumnRef' && expr.parts.length === i.expr.parts.length
+            && expr.parts[expr.parts.length - 1]!.name !== i.expr.parts[i.expr.parts.length - 1]!.name;
+          return [{ ...i, expr, ...(renamedRef ? { alias: i.expr.parts[i.expr.parts.length - 1]! } : {}) }];
+        });
         const out = this.projectOutput(items, input.entries);
         return { rel: { ...rel, input: input.rel, items }, out, entries: input.entries, inner: input.inner };
       }
@@ -420,8 +449,19 @@ class Binder {
     const index = this.scans.length;
     const state: ScanState = { index, fields: schema.fields, used: new Set(), all: false, predicates: [] };
     this.scans.push({ state, table: name, metadata, selector, snapshot, schema, locationMappings });
-    const out = renamed({ names: schema.fields.map((f) => lower(f.name)), complete: true }, rel.alias);
-    const entry = scanEntry(alias, rel.alias === undefined ? name : undefined, out, state, schema.fields.map((f) => f.id));
+    const out = renamed({ names: schema.fields.map((f) => lower(scanColumnName(schema, f))), complete: true }, rel.alias);
+    let entry = scanEntry(alias, rel.alias === undefined ? name : undefined, out, state, schema.fields.map((f) => f.id));
+    const colliding = caseCollidingFieldIds(schema);
+    if (colliding.size > 0 && (rel.alias === undefined || rel.alias.columns.length === 0)) {
+      const exact = new Map<string, Map<string, string>>();
+      for (const f of schema.fields) {
+        if (!colliding.has(f.id)) continue;
+        const group = exact.get(lower(f.name)) ?? new Map<string, string>();
+        group.set(f.name, lower(scanColumnName(schema, f)));
+        exact.set(lower(f.name), group);
+      }
+      entry = { ...entry, exact, display: schema.fields.map((f) => f.name) };
+    }
     return { rel: placeholderScan(rel, scanPlaceholder(index), alias), out, entries: [entry], inner: [entry] };
   }
 
@@ -508,17 +548,20 @@ class Binder {
         for (let k = Math.min(parts.length - 1, 4); k >= 1; k--) {
           const entry = scope.entries.find((e) => matchesQualifier(e, parts.slice(0, k)));
           if (entry === undefined) continue;
+          const internal = caseResolved(entry, ref.parts[k]!);
+          if (internal !== undefined) {
+            markColumn(entry, internal);
+            const head = k === 1 || entry.aliasIdent === undefined ? ref.parts.slice(0, k) : [entry.aliasIdent];
+            return { ...ref, parts: [...head, ident(internal, ref.parts[k]!.span, true), ...ref.parts.slice(k + 1)] };
+          }
           const col = parts[k]!;
           if (entry.complete && !entry.columns.includes(col)) throw floeError('UNDEFINED_COLUMN', { name: columnText(ref) });
           markColumn(entry, col);
           if (k === 1 || entry.aliasIdent === undefined) return ref;
           return { ...ref, parts: [entry.aliasIdent, ...ref.parts.slice(k)] };
         }
-        const owners = scope.entries.filter((e) => e.columns.includes(parts[0]!));
-        if (owners.length > 0) {
-          for (const o of owners) markColumn(o, parts[0]!);
-          return ref;
-        }
+        const owners = scope.entries.filter((e) => e.columns.includes(parts[0]!) || e.exact?.has(parts[0]!) === true);
+        if (owners.length > 0) return ownedRef(ref, owners);
         if (scope.entries.some((e) => !e.complete)) uncertain = true;
       }
       if (!uncertain) throw floeError('UNDEFINED_COLUMN', { name: columnText(ref) });
@@ -527,11 +570,8 @@ class Binder {
     const name = parts[0]!;
     for (let s = scopes.length - 1; s >= 0; s--) {
       const scope = scopes[s]!;
-      const owners = scope.entries.filter((e) => e.columns.includes(name));
-      if (owners.length > 0) {
-        for (const o of owners) markColumn(o, name);
-        return ref;
-      }
+      const owners = scope.entries.filter((e) => e.columns.includes(name) || e.exact?.has(name) === true);
+      if (owners.length > 0) return ownedRef(ref, owners);
       if (scope.entries.some((e) => !e.complete)) uncertain = true;
       if (scope.aliasNames.has(name)) return ref;
     }
@@ -655,6 +695,47 @@ function withPassThrough(entry: FromEntry, inner: Bound): FromEntry {
   }
   if (fieldIds.length !== entry.columns.length) return entry;
   return { ...entry, scan: source.scan, fieldIds, passThrough: true };
+}
+
+/**
+ * An unqualified reference whose first part `owners` have: marks the column read, and maps a quoted
+ * exact name of a case-colliding column onto its internal column.
+ */
+function ownedRef(ref: ColumnRef, owners: readonly FromEntry[]): ColumnRef {
+  const first = ref.parts[0]!;
+  const colliding = owners.filter((o) => o.exact?.has(lower(first.name)) === true);
+  if (colliding.length === 0) {
+    for (const o of owners) markColumn(o, lower(first.name));
+    return ref;
+  }
+  if (owners.length > 1) throw floeError('AMBIGUOUS_COLUMN', { name: first.name, candidates: 'in more than one table of FROM' });
+  const internal = caseResolved(colliding[0]!, first)!;
+  markColumn(colliding[0]!, internal);
+  return { ...ref, parts: [ident(internal, first.span, true), ...ref.parts.slice(1)] };
+}
+
+/**
+ * `*` over entries with case-colliding columns, spelled out: each column by its internal name, output
+ * under its exact Iceberg name (DuckDB would see the internal names otherwise).
+ */
+function expandStar(item: SelectItem & { kind: 'Star' }, entries: readonly FromEntry[]): readonly SelectItem[] | undefined {
+  let from = entries;
+  if (item.qualifier.length > 0) {
+    const q = item.qualifier.map((x) => lower(x.name));
+    from = entries.filter((e) => matchesQualifier(e, q));
+  }
+  if (!from.some((e) => e.exact !== undefined) || from.some((e) => !e.complete)) return undefined;
+  const exclude = new Set(item.exclude.map((x) => lower(x.name)));
+  const out: SelectItem[] = [];
+  for (const e of from) {
+    e.columns.forEach((c, i) => {
+      const name = e.display?.[i] ?? c;
+      if (exclude.has(lower(name)) || exclude.has(c)) return;
+      const parts = e.aliasIdent === undefined ? [ident(c, item.span, true)] : [e.aliasIdent, ident(c, item.span, true)];
+      out.push(make('SelectExpr', item.span, { expr: make('ColumnRef', item.span, { parts }), alias: ident(name, item.span, true) }));
+    });
+  }
+  return out;
 }
 
 function plainEntry(alias: Ident | undefined, out: ColumnSet): FromEntry {

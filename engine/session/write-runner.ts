@@ -28,7 +28,7 @@ import { schema as makeSchema } from '../../catalog/iceberg/schema.js';
 import { findFieldByName } from '../../catalog/iceberg/schema.js';
 import { estimatedRows, formatTableName, fragmentQuery, resolveTableName, type BoundQuery, type PlannedScan } from '../planner/index.js';
 import { identName } from '../planner/names.js';
-import { scanRelation, type Fragment, type FragmentPlan, type TableScanInput } from '../fragments.js';
+import { caseCollidingFieldIds, scanRelation, type Fragment, type FragmentPlan, type TableScanInput } from '../fragments.js';
 import type { Executor } from '../exec/index.js';
 import type { QueryLease } from '../wlm/index.js';
 import {
@@ -84,11 +84,18 @@ export class WriteRunner {
   }
 
   private async loadTarget(ctx: StatementContext, t: Target): Promise<LoadedTable> {
+    let loaded: LoadedTable;
     try {
-      return await this.o.catalog.loadTable(catalogContextOf(ctx), t.catalog, t.ident);
+      loaded = await this.o.catalog.loadTable(catalogContextOf(ctx), t.catalog, t.ident);
     } catch (e) {
       throw sqlErrorOf(e, t.display);
     }
+    // Writes name target columns case-insensitively; with columns that differ only in case that
+    // could write the wrong one. Refused until writes resolve exact names (reads do).
+    if (caseCollidingFieldIds(currentSchema(loaded.metadata)).size > 0) {
+      throw floeError('UNSUPPORTED_STATEMENT', { what: `writing ${t.display}, whose column names differ only in case` });
+    }
+    return loaded;
   }
 
   private parse(sql: string): Statement {
