@@ -216,3 +216,153 @@ t.test('list with filter and paging: the lookups identity providers make before 
     isScimError(t, await idp.call('GET', '/Users?count=many'), 400, 'invalidValue');
   });
 });
+
+function patch(...operations: Record<string, unknown>[]): Record<string, unknown> {
+  return { schemas: [PATCH_OP], Operations: operations };
+}
+
+t.test('PATCH as Okta and Entra ID send it, PUT, and the PROVISIONED ⇄ SUSPENDED transitions', async (t) => {
+  await onEachBackend(t, async (t, store) => {
+    const { server, base } = await listening(store);
+    t.teardown(() => server.close());
+    const idp = new Idp(base, (await createScimToken(store, 'default', new Date())).token);
+    const admin = await server.token();
+    const sql = async (text: string): Promise<{ status: number; body: Record<string, unknown> }> => {
+      const r = await fetch(`${base}/api/query`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ sql: text }) });
+      return { status: r.status, body: await r.json() as Record<string, unknown> };
+    };
+
+    // Okta: deactivate and reactivate with a value object and no path.
+    const okta = (await idp.call('POST', '/Users', oktaCreate('okta.person@example.com'))).body;
+    const oktaId = okta.id as string;
+    const off = await idp.call('PATCH', `/Users/${oktaId}`, patch({ op: 'replace', value: { active: false } }));
+    t.equal(off.status, 200, JSON.stringify(off.body));
+    t.match(off.body, { id: oktaId, active: false });
+    t.match(await principalRow(store, oktaId), { status: 'SUSPENDED', session_epoch: 1 }, 'suspended, sessions ended');
+    const on = await idp.call('PATCH', `/Users/${oktaId}`, patch({ op: 'replace', value: { active: true } }));
+    t.match(on.body, { active: true });
+    t.match(await principalRow(store, oktaId), { status: 'PROVISIONED' });
+
+    // Okta: a profile change is a PUT of the whole user, echoing id and meta.
+    const put = await idp.call('PUT', `/Users/${oktaId}`, {
+      ...okta, name: { givenName: 'Changed', familyName: 'User' }, emails: [{ primary: true, value: 'okta.changed@example.com', type: 'work' }], displayName: 'Changed User',
+    });
+    t.equal(put.status, 200, JSON.stringify(put.body));
+    t.match(put.body, { userName: 'okta.person@example.com', name: { givenName: 'Changed', familyName: 'User' }, displayName: 'Changed User', emails: [{ value: 'okta.changed@example.com', primary: true }], active: true });
+    t.match(await principalRow(store, oktaId), { email: 'okta.changed@example.com', status: 'PROVISIONED' });
+    t.notOk(put.body.externalId === undefined, 'externalId kept (it was sent again)');
+    const putWithoutName = await idp.call('PUT', `/Users/${oktaId}`, { schemas: [USER], userName: 'okta.person@example.com', emails: [{ value: 'okta.changed@example.com', primary: true }], active: true });
+    t.notOk('name' in putWithoutName.body, 'PUT replaces: attributes not sent are cleared');
+    t.notOk('externalId' in putWithoutName.body);
+
+    // Entra ID: path-per-attribute operations, "Replace" capitalised, active as the string "False".
+    const entra = (await idp.call('POST', '/Users', entraCreate('entra.person@contoso.com', 'entra.person@contoso.com'))).body;
+    const entraId = entra.id as string;
+    const update = await idp.call('PATCH', `/Users/${entraId}`, patch(
+      { op: 'Replace', path: 'emails[type eq "work"].value', value: 'updatedEmail@microsoft.com' },
+      { op: 'Replace', path: 'name.familyName', value: 'updatedFamilyName' },
+      { op: 'Add', path: 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department', value: 'IT' },
+      { op: 'Replace', path: 'displayName', value: 'Entra Person' },
+    ));
+    t.equal(update.status, 200, JSON.stringify(update.body));
+    t.match(update.body, { emails: [{ type: 'work', value: 'updatedEmail@microsoft.com', primary: true }], name: { familyName: 'updatedFamilyName', givenName: 'givenName' }, displayName: 'Entra Person' });
+    t.equal((await principalRow(store, entraId)).email, 'updatedEmail@microsoft.com', 'the primary address is the principal\'s');
+    const disabled = await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'Replace', path: 'active', value: 'False' }));
+    t.match(disabled.body, { active: false });
+    t.match(await principalRow(store, entraId), { status: 'SUSPENDED' });
+    const filtered = await idp.call('GET', `/Users?filter=${encodeURIComponent('userName eq "entra.person@contoso.com"')}`);
+    t.match(filtered.body, { totalResults: 1, Resources: [{ active: false }] }, 'a disabled user is still found, with active false');
+    t.match((await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'Replace', path: 'active', value: 'True' }))).body, { active: true });
+    t.match(await principalRow(store, entraId), { status: 'PROVISIONED' });
+
+    // Rename through userName: the epoch is bumped as for ALTER USER RENAME.
+    const epoch = (await principalRow(store, entraId)).session_epoch;
+    const renamed = await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'Replace', path: 'userName', value: 'renamed@contoso.com' }));
+    t.match(renamed.body, { userName: 'renamed@contoso.com' });
+    t.match(await principalRow(store, entraId), { name: 'renamed@contoso.com', session_epoch: epoch + 1 });
+    t.match((await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'Add', path: 'emails', value: [{ value: 'home@contoso.com', type: 'home' }] }))).body,
+      { emails: [{ value: 'updatedEmail@microsoft.com', primary: true }, { value: 'home@contoso.com', type: 'home', primary: false }] });
+    t.match((await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'Remove', path: 'emails[type eq "home"]' }))).body,
+      { emails: [{ value: 'updatedEmail@microsoft.com' }] });
+    t.notOk('externalId' in (await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'Remove', path: 'externalId' }))).body);
+
+    // Refusals in SCIM's format; nothing changes.
+    isScimError(t, await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'Move', path: 'active', value: false })), 400, 'invalidSyntax');
+    isScimError(t, await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'replace', path: 'favouriteColour', value: 'blue' })), 400, 'invalidPath');
+    isScimError(t, await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'replace', path: 'id', value: 'x' })), 400, 'mutability');
+    isScimError(t, await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'remove' })), 400, 'noTarget');
+    isScimError(t, await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'replace', path: 'active', value: 'perhaps' })), 400, 'invalidValue');
+    isScimError(t, await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'replace', path: 'userName', value: 'okta.person@example.com' })), 409, 'uniqueness');
+    isScimError(t, await idp.call('PATCH', `/Users/${entraId}`, { Operations: [] }), 400, 'invalidSyntax');
+    isScimError(t, await idp.call('PATCH', '/Users/00000000-0000-4000-8000-000000000000', patch({ op: 'replace', value: { active: false } })), 404);
+    t.match(await principalRow(store, entraId), { name: 'renamed@contoso.com', status: 'PROVISIONED' });
+
+    // An administrator's suspension outranks the identity provider: active=true does not lift it.
+    t.equal((await sql('ALTER USER "renamed@contoso.com" SUSPEND')).status, 200);
+    t.match((await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'Replace', path: 'active', value: 'True' }))).body, { active: false });
+    t.match(await principalRow(store, entraId), { status: 'SUSPENDED' });
+    t.equal((await sql('ALTER USER "renamed@contoso.com" UNSUSPEND')).status, 200);
+    t.match(await principalRow(store, entraId), { status: 'PROVISIONED' }, 'UNSUSPEND returns a provisioned user to PROVISIONED');
+    // …while an identity provider's own suspension survives an UNSUSPEND.
+    await idp.call('PATCH', `/Users/${entraId}`, patch({ op: 'Replace', path: 'active', value: 'False' }));
+    t.equal((await sql('ALTER USER "renamed@contoso.com" SUSPEND')).status, 200);
+    const stays = await sql('ALTER USER "renamed@contoso.com" UNSUSPEND');
+    t.match(stays.body, { rows: [[/stays SUSPENDED/]] });
+    t.match(await principalRow(store, entraId), { status: 'SUSPENDED' });
+    const describe = await sql('DESCRIBE USER "renamed@contoso.com"');
+    const columns = describe.body.columns as string[];
+    t.equal((describe.body.rows as unknown[][])[0]![columns.indexOf('identity_source')], 'SCIM', 'DESCRIBE USER shows where the user comes from');
+  });
+});
+
+t.test('DELETE deactivates: 404 to SCIM, the row, history and audit kept; a later POST revives the same user', async (t) => {
+  await onEachBackend(t, async (t, store) => {
+    const { server, base } = await listening(store);
+    t.teardown(() => server.close());
+    const idp = new Idp(base, (await createScimToken(store, 'default', new Date())).token);
+    const id = (await idp.call('POST', '/Users', entraCreate('leaver@contoso.com', 'leaver@contoso.com'))).body.id as string;
+    const admin = await server.token();
+    await fetch(`${base}/api/query`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ sql: 'CREATE ROLE analyst' }) });
+    await fetch(`${base}/api/query`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ sql: 'GRANT ROLE analyst TO USER "leaver@contoso.com"' }) });
+
+    const gone = await idp.call('DELETE', `/Users/${id}`);
+    t.equal(gone.status, 204);
+    isScimError(t, await idp.call('GET', `/Users/${id}`), 404);
+    isScimError(t, await idp.call('DELETE', `/Users/${id}`), 404);
+    t.match((await idp.call('GET', `/Users?filter=${encodeURIComponent('userName eq "leaver@contoso.com"')}`)).body, { totalResults: 0 });
+    t.match(await principalRow(store, id), { status: 'DEACTIVATED', name: 'leaver@contoso.com', session_epoch: 1 }, 'soft delete: the row stays');
+    const trail = (await store.query<{ event_type: string; details: { dropped_roles?: string[] } }>('SELECT event_type, details FROM user_audit_log WHERE target_id = $1 ORDER BY created_at', [id])).rows;
+    t.same(trail.map((r) => r.event_type), ['create_user', 'grant_role', 'drop_user'], 'the audit trail is kept');
+    t.same(trail[2]!.details.dropped_roles, ['analyst'], 'role grants are revoked and listed');
+
+    const back = await idp.call('POST', '/Users', entraCreate('leaver@contoso.com', 'leaver@contoso.com'));
+    t.equal(back.status, 201);
+    t.equal(back.body.id, id, 'the same principal: its history stays its own');
+    t.match(await principalRow(store, id), { status: 'PROVISIONED' });
+    t.equal((await store.query("SELECT 1 FROM user_audit_log WHERE target_id = $1 AND event_type = 'undrop_user'", [id])).rows.length, 1);
+  });
+});
+
+t.test('discovery documents', async (t) => {
+  const store = await (await import('../../catalog/store/open-store.js')).openStore({ kind: 'pglite-memory' });
+  t.teardown(() => store.close());
+  const { server, base } = await listening(store);
+  t.teardown(() => server.close());
+  const idp = new Idp(base, (await createScimToken(store, 'default', new Date())).token);
+  const spc = await idp.call('GET', '/ServiceProviderConfig');
+  t.equal(spc.status, 200);
+  t.match(spc.body, {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'], patch: { supported: true }, bulk: { supported: false },
+    filter: { supported: true, maxResults: 200 }, sort: { supported: false }, etag: { supported: false }, authenticationSchemes: [{ type: 'oauthbearertoken' }],
+  });
+  const types = await idp.call('GET', '/ResourceTypes');
+  t.match(types.body, { schemas: [LIST], totalResults: 1, Resources: [{ id: 'User', endpoint: '/Users', schema: USER }] });
+  t.match((await idp.call('GET', '/ResourceTypes/User')).body, { id: 'User' });
+  const schemas = await idp.call('GET', '/Schemas');
+  t.match(schemas.body, { totalResults: 1, Resources: [{ id: USER, name: 'User' }] });
+  const attributes = ((schemas.body.Resources as { attributes: { name: string }[] }[])[0]!.attributes).map((a) => a.name);
+  t.same(attributes, ['userName', 'externalId', 'name', 'displayName', 'emails', 'active', 'password']);
+  t.match((await idp.call('GET', `/Schemas/${USER}`)).body, { id: USER });
+  isScimError(t, await idp.call('GET', '/Schemas/urn:nothing'), 404);
+  isScimError(t, await new Idp(base, '').call('GET', '/ServiceProviderConfig'), 401);
+});
