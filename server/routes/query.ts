@@ -36,6 +36,43 @@ function sendApiError(reply: FastifyReply, e: FloeError): FastifyReply {
   return reply.code(e.httpStatus).send({ ...e.toJSON(), ...(queryId ? { query_id: queryId } : {}) });
 }
 
+/**
+ * The request's `session`: the object an answer returned, `{catalog, schema, settings: {…}}`,
+ * sent back as it came; or, the older form, settings as the object's own keys
+ * (`{"svc.workload_class": "batch"}`). Both may be mixed; a setting given twice must agree.
+ */
+function parseSessionField(value: unknown): { catalog?: string; schema?: string; settings: Record<string, string> } {
+  const malformed = (detail: string) => floeError('INVALID_REQUEST', { detail: `"session" ${detail}` });
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw malformed('must be an object (the "session" of an earlier answer)');
+  const settings: Record<string, string> = Object.create(null) as Record<string, string>;
+  const setting = (name: string, v: unknown) => {
+    if (typeof v !== 'string') throw malformed(`setting ${JSON.stringify(name)} must be a string`);
+    if (Object.hasOwn(settings, name) && settings[name] !== v) throw malformed(`gives setting ${JSON.stringify(name)} twice with different values`);
+    settings[name] = v;
+  };
+  let catalog: string | undefined;
+  let schema: string | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    if (k === 'catalog' || k === 'schema') {
+      if (typeof v !== 'string' || v.length === 0) throw malformed(`"${k}" must be a non-empty string`);
+      if (k === 'catalog') catalog = v;
+      else schema = v;
+    } else if (k === 'settings') {
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw malformed('"settings" must be an object of strings');
+      for (const [name, sv] of Object.entries(v)) setting(name, sv);
+    } else setting(k, v);
+  }
+  return { ...(catalog !== undefined ? { catalog } : {}), ...(schema !== undefined ? { schema } : {}), settings: { ...settings } };
+}
+
+/** `catalog` or `schema` from the body's top level and from its `session`: one, or both agreeing. */
+function agreeing(name: 'catalog' | 'schema', top: string | undefined, carried: string | undefined): string | undefined {
+  if (top !== undefined && carried !== undefined && top !== carried) {
+    throw floeError('INVALID_REQUEST', { detail: `"${name}" (${JSON.stringify(top)}) and "session.${name}" (${JSON.stringify(carried)}) differ; send one` });
+  }
+  return top ?? carried;
+}
+
 function parseQueryBody(body: unknown, req: FastifyRequest): QueryRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw floeError('INVALID_REQUEST', { detail: 'the body must be a JSON object with "sql"' });
   const b = body as Record<string, unknown>;
@@ -47,21 +84,16 @@ function parseQueryBody(body: unknown, req: FastifyRequest): QueryRequest {
   for (const k of ['catalog', 'schema'] as const) {
     if (b[k] !== undefined && (typeof b[k] !== 'string' || (b[k] as string).length === 0)) throw floeError('INVALID_REQUEST', { detail: `"${k}" must be a non-empty string` });
   }
-  let session: Record<string, string> | undefined;
-  if (b.session !== undefined) {
-    if (typeof b.session !== 'object' || b.session === null || Array.isArray(b.session)) throw floeError('INVALID_REQUEST', { detail: '"session" must be an object of strings' });
-    session = {};
-    for (const [k, v] of Object.entries(b.session)) {
-      if (typeof v !== 'string') throw floeError('INVALID_REQUEST', { detail: `"session.${k}" must be a string` });
-      session[k] = v;
-    }
-  }
+  const carried = b.session === undefined ? undefined : parseSessionField(b.session);
+  const catalog = agreeing('catalog', b.catalog as string | undefined, carried?.catalog);
+  const schema = agreeing('schema', b.schema as string | undefined, carried?.schema);
+  const session = carried?.settings;
   const source = req.headers[SOURCE_HEADER];
   return {
     sql: b.sql,
     ...(b.timeout_ms !== undefined ? { timeoutMs: b.timeout_ms as number } : {}),
-    ...(typeof b.catalog === 'string' ? { catalog: b.catalog } : {}),
-    ...(typeof b.schema === 'string' ? { schema: b.schema } : {}),
+    ...(catalog !== undefined ? { catalog } : {}),
+    ...(schema !== undefined ? { schema } : {}),
     ...(session ? { session } : {}),
     ...(typeof source === 'string' && source.length > 0 ? { source: source.slice(0, 256) } : {}),
   };
