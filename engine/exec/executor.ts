@@ -24,7 +24,7 @@ import { fragmentRelation } from '../fragments.js';
 import type { FragmentPlan } from '../fragments.js';
 import { toArrowIpc } from './arrow.js';
 import { INTERRUPT_CANCEL, INTERRUPT_NONE, INTERRUPT_TIMEOUT } from './protocol.js';
-import type { FragmentMetrics, FragmentTask, SliceCommand, SliceYield, WireError, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
+import type { FragmentMetrics, FragmentTask, MemorySample, SliceCommand, SliceYield, WireError, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
 import type { WireValue } from './values.js';
 
 export interface ExecutorOptions {
@@ -105,6 +105,12 @@ export interface ExecuteOptions {
    * quantum by quantum (parked on its worker in between). Without it a fragment runs to its end.
    */
   readonly schedule?: FragmentScheduler;
+  /**
+   * The query's memory (bytes) as it changes: the latest sample of each of its fragments still
+   * running or parked, summed (a worker samples its DuckDB instance every `MEMORY_SAMPLE_MS`; a
+   * finished fragment counts 0). The workload manager charges it to the query's resource groups.
+   */
+  readonly onMemory?: (bytes: number) => void;
 }
 
 export interface QueryMetrics {
@@ -209,6 +215,30 @@ function interruptCell(options: { readonly timeoutMs?: number; readonly signal?:
 }
 
 /**
+ * A query's memory: the latest sample of each fragment (a finished one is set to 0), summed, and
+ * told to the listener when the sum changes.
+ */
+class QueryMemory {
+  private readonly byFragment = new Map<number, number>();
+  private total = 0;
+
+  constructor(private readonly listener: (bytes: number) => void) {}
+
+  set(fragmentId: number, bytes: number): void {
+    const before = this.byFragment.get(fragmentId) ?? 0;
+    if (bytes === before) return;
+    if (bytes === 0) this.byFragment.delete(fragmentId);
+    else this.byFragment.set(fragmentId, bytes);
+    this.total += bytes - before;
+    try {
+      this.listener(this.total);
+    } catch {
+      // A listener's failure is not the query's.
+    }
+  }
+}
+
+/**
  * The abort handle piscina gets with each task (its event-emitter form): an `AbortController` with
  * its `EventTarget` costs more than the rest of a small query's dispatch, and is almost never used.
  */
@@ -301,13 +331,25 @@ export function createExecutor(options: ExecutorOptions): Executor {
     }
   }
 
+  /** Runs a task to its end; with `onMemory`, on a port of its own for the worker's memory samples. */
+  async function runUnscheduled(task: WorkerTask, cell: InterruptCell, timeoutMs: number | undefined, onMemory: ((bytes: number) => void) | undefined): Promise<WorkerReply> {
+    if (onMemory === undefined) return runTask(task, cell, timeoutMs);
+    const channel = new MessageChannel();
+    channel.port1.on('message', (m: MemorySample) => onMemory(m.bytes));
+    try {
+      return await runTask({ ...task, memoryReports: channel.port2 }, cell, timeoutMs, [channel.port2]);
+    } finally {
+      channel.port1.close();
+    }
+  }
+
   /**
    * Runs a fragment quantum by quantum under `schedule`: the first quantum starts the worker task,
    * each later one resumes the parked worker; a yield ends a quantum with its CPU, the reply ends
    * the last one with the rest. If the scheduler gives up (cancel while waiting), the worker is
    * woken to see the interrupt and its reply is awaited, so the thread and spill files are free.
    */
-  async function runScheduled(task: WorkerTask, cell: InterruptCell, timeoutMs: number | undefined, schedule: FragmentScheduler): Promise<WorkerReply> {
+  async function runScheduled(task: WorkerTask, cell: InterruptCell, timeoutMs: number | undefined, schedule: FragmentScheduler, onMemory?: (bytes: number) => void): Promise<WorkerReply> {
     const channel = new MessageChannel();
     const events: (SliceYield | { readonly kind: 'done' })[] = [];
     let notify: (() => void) | undefined;
@@ -315,7 +357,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
       events.push(e);
       notify?.();
     };
-    channel.port1.on('message', (m: SliceYield) => push(m));
+    channel.port1.on('message', (m: SliceYield | MemorySample) => {
+      if (m.kind === 'memory') onMemory?.(m.bytes);
+      else push(m);
+    });
+    // Memory samples share the slicing port (a write is not sliced: the port is its own).
+    const memoryReports = onMemory === undefined ? {} : { memoryReports: channel.port2 };
     let started: Promise<WorkerReply> | undefined;
     let reply: WorkerReply | undefined;
     let failure: unknown;
@@ -329,8 +376,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
       if (started === undefined) {
         // Fragments are sliced; a write (the last task of `writePlan`) runs as one quantum.
         started = task.kind === 'fragment'
-          ? runTask({ ...task, slicing: { port: channel.port2, quantumMs: quantum.quantumMs, parked, maxParked } }, cell, timeoutMs, [channel.port2], quantum.lane)
-          : runTask(task, cell, timeoutMs, undefined, quantum.lane);
+          ? runTask({ ...task, ...memoryReports, slicing: { port: channel.port2, quantumMs: quantum.quantumMs, parked, maxParked } }, cell, timeoutMs, [channel.port2], quantum.lane)
+          : onMemory === undefined ? runTask(task, cell, timeoutMs, undefined, quantum.lane) : runTask({ ...task, ...memoryReports }, cell, timeoutMs, [channel.port2], quantum.lane);
         started.then((r) => { reply = r; push({ kind: 'done' }); }, (e: unknown) => { failure = e; push({ kind: 'done' }); });
       } else {
         channel.port1.postMessage({ kind: 'resume', quantumMs: quantum.quantumMs } satisfies SliceCommand);
@@ -385,6 +432,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     const done = new Map<number, Promise<WorkerReply | undefined>>();
     const last = plan.fragments[plan.fragments.length - 1]!;
     const perFragment: FragmentMetrics[] = [];
+    const memory = opts.onMemory === undefined ? undefined : new QueryMemory(opts.onMemory);
     let firstFailure: FloeError | undefined;
     let created = false;
     try {
@@ -416,12 +464,15 @@ export function createExecutor(options: ExecutorOptions): Executor {
             ? lastTask(common)
             : { ...common, kind: 'fragment', fragmentId: f.id, sql: f.sql, scans: f.scans, output: { kind: 'spill', path: spillPath(f.id) } };
           let reply: WorkerReply;
+          const onMemory = memory === undefined ? undefined : (bytes: number) => memory.set(f.id, bytes);
           try {
-            reply = opts.schedule === undefined ? await runTask(task, cell, opts.timeoutMs) : await runScheduled(task, cell, opts.timeoutMs, opts.schedule);
+            reply = opts.schedule === undefined ? await runUnscheduled(task, cell, opts.timeoutMs, onMemory) : await runScheduled(task, cell, opts.timeoutMs, opts.schedule, onMemory);
           } catch (e) {
             firstFailure ??= e instanceof FloeError ? e : floeError('INTERNAL_ERROR', { reference: queryId.slice(0, 8) });
             cell.interrupt(INTERRUPT_CANCEL);
             return undefined;
+          } finally {
+            memory?.set(f.id, 0);
           }
           perFragment.push(reply.metrics);
           try {

@@ -58,6 +58,19 @@ export interface SliceYield {
   readonly cpuMs: number;
 }
 
+/**
+ * Worker → executor, on `memoryReports`: the memory DuckDB holds for the task (bytes), sampled every
+ * `MEMORY_SAMPLE_MS` while it runs and posted when it changed. The worker's instance runs this task
+ * alone, so its buffer pool's usage (`duckdb_memory()`) is the task's.
+ */
+export interface MemorySample {
+  readonly kind: 'memory';
+  readonly bytes: number;
+}
+
+/** How often a running task's memory is sampled (ms): a task shorter than this is never sampled. */
+export const MEMORY_SAMPLE_MS = 100;
+
 /** An input of a fragment: an earlier fragment's result, stored as a DuckDB database file (table `r`). */
 export interface FragmentInputFile {
   readonly relation: string;
@@ -91,6 +104,8 @@ export interface FragmentTask {
   readonly interrupt: Int32Array;
   /** Present when the fragment is time-sliced. */
   readonly slicing?: FragmentSlicing;
+  /** Where `MemorySample`s go (for a sliced fragment, its slicing port); none: not sampled. */
+  readonly memoryReports?: MessagePort;
 }
 
 /** A write: run `sql` over the scans and write its rows as Parquet files with Iceberg field ids. */
@@ -115,6 +130,8 @@ export interface WriteTask {
   readonly deadlineMs: number | undefined;
   readonly timeoutMs: number | undefined;
   readonly interrupt: Int32Array;
+  /** Where `MemorySample`s go; none: not sampled. */
+  readonly memoryReports?: MessagePort;
 }
 
 export type WorkerTask = FragmentTask | WriteTask;

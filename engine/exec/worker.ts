@@ -18,7 +18,7 @@
 import { closeSync, mkdirSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { setPriority } from 'node:os';
-import { threadId, workerData } from 'node:worker_threads';
+import { threadId, workerData, type MessagePort } from 'node:worker_threads';
 import {
   DuckDBBlobValue, DuckDBDateValue, DuckDBDecimalValue, DuckDBInstance, DuckDBPendingResultState, DuckDBTimeValue, DuckDBTimestampTZValue, DuckDBTimestampValue,
 } from '@duckdb/node-api';
@@ -36,8 +36,8 @@ import { transformSql } from '../iceberg-io/partition-sql.js';
 import { fragmentRelation } from '../fragments.js';
 import type { TableScanInput } from '../fragments.js';
 import { mapDuckDBError } from './errors.js';
-import { INTERRUPT_CANCEL, INTERRUPT_NONE, INTERRUPT_TIMEOUT } from './protocol.js';
-import type { FragmentInputFile, FragmentMetrics, FragmentSlicing, FragmentTask, SliceCommand, SliceYield, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
+import { INTERRUPT_CANCEL, INTERRUPT_NONE, INTERRUPT_TIMEOUT, MEMORY_SAMPLE_MS } from './protocol.js';
+import type { FragmentInputFile, FragmentMetrics, FragmentSlicing, FragmentTask, MemorySample, SliceCommand, SliceYield, WorkerConfig, WorkerReply, WorkerTask, WriteTask, WrittenFile } from './protocol.js';
 import { toWire } from './values.js';
 import type { WireValue } from './values.js';
 
@@ -113,6 +113,57 @@ function connection(): Promise<DuckDBConnection> {
     return (await instancePromise).connect();
   })();
   return connectionPromise;
+}
+
+/**
+ * The statement that reads the instance's buffer-pool memory, prepared on a second connection: the
+ * first one is busy with the task whose memory it measures. Made on the first sample.
+ */
+let memoryProbe: Promise<DuckDBPreparedStatement> | undefined;
+
+/** The memory DuckDB's buffer manager holds now for this worker's instance (bytes). */
+async function instanceMemoryBytes(): Promise<number> {
+  memoryProbe ??= (async () => {
+    instancePromise ??= createInstance(config);
+    const probe = await (await instancePromise).connect();
+    return probe.prepare(`SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT FROM duckdb_memory()`);
+  })();
+  const result = await (await memoryProbe).run();
+  const rows = result instanceof DuckDBMaterializedResult && result.chunkCount > 0 ? result.getChunk(0).getRows() : await result.getRows();
+  return Number(rows[0]?.[0] ?? 0);
+}
+
+/**
+ * Samples the task's memory every `MEMORY_SAMPLE_MS` while `drive` runs it and posts a
+ * `MemorySample` when the value changed (the workload manager charges it to the query's resource
+ * groups). A task that ends sooner is never sampled: small queries pay one clock read per DuckDB
+ * task. The instance runs this task alone (one task per worker thread; a parked fragment keeps its
+ * thread), so the whole buffer pool is the task's.
+ */
+class MemorySampler {
+  private nextAt = performance.now() + MEMORY_SAMPLE_MS;
+  private last = 0;
+  private failed = false;
+
+  constructor(private readonly port: MessagePort) {}
+
+  due(): boolean {
+    return !this.failed && performance.now() >= this.nextAt;
+  }
+
+  async sample(): Promise<void> {
+    try {
+      const bytes = await instanceMemoryBytes();
+      if (bytes !== this.last) {
+        this.last = bytes;
+        this.port.postMessage({ kind: 'memory', bytes } satisfies MemorySample);
+      }
+    } catch {
+      // No measure this time (the port closed, the probe failed): the task is not hurt, it just stops reporting.
+      this.failed = true;
+    }
+    this.nextAt = performance.now() + MEMORY_SAMPLE_MS;
+  }
 }
 
 /**
@@ -361,7 +412,7 @@ const MAX_IDLE_WAIT_MS = 1;
  * Runs one statement to completion by pending-result tasks, checking the interrupt cell between
  * tasks; on an interrupt, `connection.interrupt()` stops it and `Interrupted` is thrown.
  */
-async function drive(conn: DuckDBConnection, sql: string, task: Interruptible, slicer?: Slicer, reusable = false): Promise<DuckDBResult> {
+async function drive(conn: DuckDBConnection, sql: string, task: Interruptible, slicer?: Slicer, reusable = false, memory?: MemorySampler): Promise<DuckDBResult> {
   const before = interruptReason(task);
   if (before !== INTERRUPT_NONE) throw new Interrupted(before);
   const pending = await startStatement(conn, sql, reusable);
@@ -370,6 +421,7 @@ async function drive(conn: DuckDBConnection, sql: string, task: Interruptible, s
   // was most of its latency; a long one settles at 1 ms between polls.
   let idleWaitMs = MIN_IDLE_WAIT_MS;
   for (;;) {
+    if (memory?.due() === true) await memory.sample();
     const parkedReason = slicer?.due() === true ? await slicer.yieldQuantum() : INTERRUPT_NONE;
     const reason = parkedReason !== INTERRUPT_NONE ? parkedReason : interruptReason(task);
     if (reason !== INTERRUPT_NONE) {
@@ -583,6 +635,7 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
   const cpu0 = threadCpuMs();
   const wall0 = performance.now();
   const slicer = task.slicing === undefined ? undefined : new Slicer(task.slicing, task, cpu0, wall0);
+  const memory = task.memoryReports === undefined ? undefined : new MemorySampler(task.memoryReports);
   let rows = 0;
   const metrics = (): FragmentMetrics => {
     const cpu1 = threadCpuMs();
@@ -597,13 +650,13 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
         const alias = `__floe_out_${task.queryId.replace(/[^a-zA-Z0-9]/g, '')}_${task.fragmentId}`;
         await conn.run(`ATTACH ${sqlString(output.path)} AS ${quoteIdent(alias)}`);
         created.attached.push(alias);
-        const result = await drive(conn, `CREATE TABLE ${quoteIdent(alias)}.r AS ${task.sql}`, task, slicer);
+        const result = await drive(conn, `CREATE TABLE ${quoteIdent(alias)}.r AS ${task.sql}`, task, slicer, false, memory);
         rows = Number((await result.getRowsJS())[0]?.[0] ?? 0);
         return { ok: true, kind: 'spilled', metrics: metrics() };
       }
       case 'rows': {
         const readsNothing = task.scans.length === 0 && task.inputs.length === 0 && (task.systemScans?.length ?? 0) === 0;
-        const result = await drive(conn, task.sql, task, slicer, readsNothing);
+        const result = await drive(conn, task.sql, task, slicer, readsNothing, memory);
         const limit = output.maxRows;
         const wire: WireValue[][] = [];
         if (result instanceof DuckDBMaterializedResult) {
@@ -633,6 +686,7 @@ async function runFragment(task: FragmentTask): Promise<WorkerReply> {
     return { ok: false, error: toWireError(e, task), metrics: metrics() };
   } finally {
     slicer?.close();
+    task.memoryReports?.close();
     await cleanUp(conn, created);
   }
 }
@@ -660,6 +714,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
   const created: Created = { attached: [], views: [] };
   const cpu0 = threadCpuMs();
   const wall0 = performance.now();
+  const memory = task.memoryReports === undefined ? undefined : new MemorySampler(task.memoryReports);
   let rows = 0;
   const metrics = (): FragmentMetrics => {
     const cpu1 = threadCpuMs();
@@ -671,7 +726,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
     const cols = task.columns.map((c) => quoteIdent(c.name)).join(', ');
     const fieldIds = `{${task.columns.map((c) => `${sqlString(c.name)}: ${c.fieldIdsSpec}`).join(', ')}}`;
     const casts = task.columns.map((c) => `CAST(q.${quoteIdent(c.name)} AS ${c.duckdbType}) AS ${quoteIdent(c.name)}`).join(', ');
-    await drive(conn, `CREATE TEMP TABLE __floe_stage AS SELECT ${casts} FROM (${task.sql}) AS q(${cols})`, task);
+    await drive(conn, `CREATE TEMP TABLE __floe_stage AS SELECT ${casts} FROM (${task.sql}) AS q(${cols})`, task, undefined, false, memory);
     const exprs: string[] = [];
     const joins: string[] = [];
     for (const [i, pf] of task.partitionFields.entries()) {
@@ -696,7 +751,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
       order === ''
         ? `CREATE TEMP TABLE __floe_write AS SELECT *, 1 AS __floe_part FROM __floe_stage`
         : `CREATE TEMP TABLE __floe_write AS SELECT *, dense_rank() OVER (ORDER BY ${order}) AS __floe_part FROM (SELECT s.*, ${exprs.join(', ')} FROM __floe_stage s ${joins.join(' ')})`,
-      task,
+      task, undefined, false, memory,
     );
     const tuples = (await conn.runAndReadAll(`SELECT DISTINCT __floe_part${order === '' ? '' : `, ${order}`} FROM __floe_write ORDER BY 1`)).getRows();
     const files: WrittenFile[] = [];
@@ -704,7 +759,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
       const n = Number(tuple[0]);
       const path = `${task.dataDirectory.replace(/\/$/, '')}/${task.fileNamePrefix}-${String(n).padStart(5, '0')}.parquet`;
       const fileOrder = task.orderBy === undefined || task.orderBy.length === 0 ? '' : ` ORDER BY ${task.orderBy.map(quoteIdent).join(', ')}`;
-      await drive(conn, `COPY (SELECT ${cols} FROM __floe_write WHERE __floe_part = ${n}${fileOrder}) TO ${sqlString(path)} (FORMAT parquet, FIELD_IDS ${fieldIds})`, task);
+      await drive(conn, `COPY (SELECT ${cols} FROM __floe_write WHERE __floe_part = ${n}${fileOrder}) TO ${sqlString(path)} (FORMAT parquet, FIELD_IDS ${fieldIds})`, task, undefined, false, memory);
       const meta = (await conn.runAndReadAll(
         `SELECT row_group_id, row_group_num_rows, path_in_schema, num_values, stats_null_count, total_compressed_size, coalesce(stats_min_value, stats_min), coalesce(stats_max_value, stats_max) FROM parquet_metadata(${sqlString(path)})`,
       )).getRowsJS();
@@ -737,6 +792,7 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
     } catch {
       // The connection is closed next anyway.
     }
+    task.memoryReports?.close();
     await cleanUp(conn, created);
   }
 }

@@ -203,6 +203,8 @@ export class QueryRunner {
       return this.o.executor.execute(withRows, {
         signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: ctx.arrow === true,
         schedule: (run) => lease.runFragment(run),
+        // Its memory, sampled from the workers, counts against its groups' soft memory limits.
+        onMemory: (bytes) => lease.reportMemory(bytes),
       });
     }, classified);
     if (explain) {

@@ -166,7 +166,7 @@ export class WriteRunner {
       const cc = catalogContextOf(ctx);
       const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
       const { request, dataLocation } = appendWriteRequest(loaded.metadata, sql, source.fragment.scans, { locationMappings: catalogRecord.locationMappings });
-      const written = await this.o.executor.write(request, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes });
+      const written = await this.o.executor.write(request, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, onMemory: (bytes) => lease.reportMemory(bytes) });
       lease.chargeCpu(written.metrics.cpuMs);
       const dataFiles = dataFilesFromWritten(loaded.metadata, written.files, dataLocation);
       const rows = dataFiles.reduce((n, f) => n + f.recordCount, 0);
@@ -388,7 +388,7 @@ export class WriteRunner {
   /** Runs `sql` over a fragment's scans under the lease (time-sliced like a query) and returns its rows. */
   private async rowsOf(lease: QueryLease, fragment: Fragment, sql: string): Promise<readonly (readonly unknown[])[]> {
     const r = await this.o.executor.execute({ fragments: [{ ...fragment, sql }] }, {
-      signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, schedule: (run) => lease.runFragment(run),
+      signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, schedule: (run) => lease.runFragment(run), onMemory: (bytes) => lease.reportMemory(bytes),
     });
     return r.rows;
   }
@@ -398,7 +398,7 @@ export class WriteRunner {
     const cc = catalogContextOf(ctx);
     const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
     const options = { locationMappings: catalogRecord.locationMappings };
-    const limits = { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes };
+    const limits = { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, onMemory: (bytes: number) => lease.reportMemory(bytes) };
     return {
       io: await this.o.catalog.fileIOFor(cc, t.catalog),
       dataFiles: async (sql, scans) => {

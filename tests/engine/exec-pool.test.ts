@@ -261,6 +261,30 @@ t.test('with DuckDB threads per worker, the fragment CPU includes the background
   t.equal(e.code, 'QUERY_TIMEOUT');
 });
 
+/** A grouped aggregation whose hash table holds tens of MB for a few hundred ms. */
+const BIG_AGGREGATION = 'SELECT count(*) AS groups, sum(s) AS total FROM (SELECT i % 1000000 AS k, sum(i) AS s FROM range(12000000) t(i) GROUP BY 1)';
+
+t.test("a running fragment's memory is sampled from its DuckDB instance and reported until it ends", async (t) => {
+  const direct: number[] = [];
+  const r = await exec.execute(one(BIG_AGGREGATION), { onMemory: (bytes) => direct.push(bytes) });
+  t.same(r.rows, [[1000000, '71999994000000']]);
+  t.ok(Math.max(...direct) > 10 * 1024 * 1024, `peak ${Math.max(...direct)} bytes over ${direct.length} reports`);
+  t.equal(direct.at(-1), 0, 'the finished fragment counts 0');
+
+  // The same through a scheduler (the time-sliced path shares the slicing port) and for a write.
+  const sliced: number[] = [];
+  await exec.execute(one(BIG_AGGREGATION), {
+    onMemory: (bytes) => sliced.push(bytes),
+    schedule: async (run) => { while (!(await run({ quantumMs: 50 })).finished); },
+  });
+  t.ok(Math.max(...sliced) > 10 * 1024 * 1024, `sliced: peak ${Math.max(...sliced)} bytes`);
+  t.equal(sliced.at(-1), 0);
+
+  const small: number[] = [];
+  await exec.execute(one('SELECT 1'), { onMemory: (bytes) => small.push(bytes) });
+  t.same(small, [], 'a query shorter than the sampling period is never sampled');
+});
+
 t.test('a pool that ends its threads leaves no file descriptors behind', { skip: process.platform !== 'linux' ? 'counts /proc/self/fd' : false }, async (t) => {
   const open = (): number => readdirSync('/proc/self/fd').length;
   const before = open();
