@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import { atLeast, atMost, percentile, writeBenchResult, type Target } from './report.js';
 import { PRIORITY, resolveWorkloadConfig } from '../engine/wlm/config.js';
-import { MultilevelQueue, type MlfqQueryAccount } from '../engine/wlm/mlfq.js';
+import { DEFAULT_MULTILEVEL_SETTINGS, MultilevelQueue, type MlfqQueryAccount, type TakenQuantum } from '../engine/wlm/mlfq.js';
 import { WorkloadManager, type AdmissionRequest } from '../engine/wlm/manager.js';
 import { systemClock } from '../engine/wlm/clock.js';
 import { IndexedHeap, type HeapSlot } from '../engine/wlm/heap.js';
@@ -83,7 +83,7 @@ interface SimResult {
 function simulate(policy: Policy, workers: number, quantum: number, queries: readonly SimQuery[], horizon: number, refill?: (done: SimQuery, now: number) => SimQuery | null, measureFrom = 0): SimResult {
   const completions = new Map<number, number>();
   const left = new Map<number, number>();
-  const mlfq = new MultilevelQueue<Fragment>();
+  const mlfq = new MultilevelQueue<Fragment>({ ...DEFAULT_MULTILEVEL_SETTINGS, slots: workers });
   const accounts = new Map<number, MlfqQueryAccount>();
   const fifo: Fragment[] = [];
   let fifoHead = 0;
@@ -92,7 +92,7 @@ function simulate(policy: Policy, workers: number, quantum: number, queries: rea
   const emptySeconds = [0, 0, 0, 0, 0];
   let quanta = 0;
 
-  type Event = HeapSlot & ({ at: number; seq: number; kind: 'arrive'; query: SimQuery } | { at: number; seq: number; kind: 'done'; fragment: Fragment; ran: number; account: MlfqQueryAccount | null });
+  type Event = HeapSlot & ({ at: number; seq: number; kind: 'arrive'; query: SimQuery } | { at: number; seq: number; kind: 'done'; fragment: Fragment; ran: number; taken: TakenQuantum<Fragment> | null });
   const events = new IndexedHeap<Event>((a, b) => a.at !== b.at ? a.at < b.at : a.seq < b.seq);
   let seq = 0;
   for (const q of queries) events.push({ at: q.arrival, seq: seq++, kind: 'arrive', query: q, heapIndex: -1 });
@@ -111,7 +111,7 @@ function simulate(policy: Policy, workers: number, quantum: number, queries: rea
   const dispatch = (): void => {
     while (idle > 0) {
       let f: Fragment | undefined;
-      let account: MlfqQueryAccount | null = null;
+      let taken: TakenQuantum<Fragment> | null = null;
       let ran: number;
       if (policy === 'mlfq') {
         const depths = mlfq.depths();
@@ -119,7 +119,7 @@ function simulate(policy: Policy, workers: number, quantum: number, queries: rea
         const next = mlfq.poll();
         if (!next) return;
         f = next.item;
-        account = next.account;
+        taken = next;
         ran = Math.min(quantum, f.remaining);
         if (allBusy && now >= measureFrom) busyLevelCpu[next.level]! += ran;
       } else {
@@ -129,7 +129,7 @@ function simulate(policy: Policy, workers: number, quantum: number, queries: rea
       }
       idle--;
       quanta++;
-      events.push({ at: now + ran, seq: seq++, kind: 'done', fragment: f, ran, account, heapIndex: -1 });
+      events.push({ at: now + ran, seq: seq++, kind: 'done', fragment: f, ran, taken, heapIndex: -1 });
     }
   };
 
@@ -152,9 +152,10 @@ function simulate(policy: Policy, workers: number, quantum: number, queries: rea
       idle++;
       const f = e.fragment;
       f.remaining -= e.ran;
-      if (e.account) mlfq.charge(e.account, e.ran * NS);
-      if (f.remaining > 1e-9) offer(f);
-      else {
+      const again = f.remaining > 1e-9;
+      if (e.taken) mlfq.complete(e.taken, e.ran * NS, again);
+      else if (again) offer(f);
+      if (!again) {
         const n = left.get(f.query.id)! - 1;
         left.set(f.query.id, n);
         if (n === 0) {

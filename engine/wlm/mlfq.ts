@@ -71,6 +71,12 @@ export interface MultilevelQueueSettings {
   readonly levelThresholdsSeconds: readonly number[];
   readonly levelTimeMultiplier: number;
   readonly levelContributionCapNanos: number;
+  /**
+   * Quanta that run at once (the dispatcher's shared slots, the simulation's workers): a level with
+   * fewer quanta than its share of the slots cannot use that share, and is owed only what it can use
+   * (`levelShares`). Default 1.
+   */
+  readonly slots?: number;
 }
 
 export const DEFAULT_MULTILEVEL_SETTINGS: MultilevelQueueSettings = {
@@ -84,27 +90,80 @@ export interface WaitingHandle {
   cancel(): boolean;
 }
 
+/** A quantum `poll` or `pollUrgent` handed out; give it back with `complete` once it ran (or failed). */
+export interface TakenQuantum<T> {
+  readonly item: T;
+  readonly account: MlfqQueryAccount;
+  /** The level it was taken from: it counts as running there until `complete`. */
+  readonly level: number;
+}
+
+/**
+ * How many of `slots` each level is owed now, by water-filling: levels share the slots in the
+ * ratio of their weights (`multiplier` to the power of the levels below them: 16:8:4:2:1), except
+ * that a level cannot use more slots than it has quanta (waiting or running); what it cannot use
+ * goes to the others in the same ratio. `demand[l]` is level l's quanta. Pure. The shares sum to
+ * min(slots, total demand); a level without quanta is owed 0.
+ */
+export function levelShares(demand: readonly number[], slots: number, multiplier: number): number[] {
+  const n = demand.length;
+  const shares = new Array<number>(n).fill(0);
+  const open = new Set<number>();
+  for (let l = 0; l < n; l++) if (demand[l]! > 0) open.add(l);
+  let left = slots;
+  const weight = (l: number) => Math.pow(multiplier, n - 1 - l);
+  while (open.size > 0 && left > 0) {
+    let total = 0;
+    for (const l of open) total += weight(l);
+    // Levels whose demand is below their share of what is left take their demand, then the rest is divided again.
+    const capped = [...open].filter((l) => demand[l]! <= (left * weight(l)) / total);
+    if (capped.length === 0) {
+      for (const l of open) shares[l] = (left * weight(l)) / total;
+      return shares;
+    }
+    for (const l of capped) {
+      shares[l] = demand[l]!;
+      left -= demand[l]!;
+      open.delete(l);
+    }
+  }
+  return shares;
+}
+
 /**
  * The synchronous policy: five waiting lists, each level's scheduled time, and the choice of the
  * next quantum. No clock: callers report how long each quantum ran.
  */
 export class MultilevelQueue<T> {
   private readonly waiting: IndexedHeap<Waiting<T>>[];
-  /** Scheduled CPU charged to each level (ns), including the catch-up of `offer`. */
+  /** Scheduled CPU charged to each level (ns): crossed levels get their part of a long quantum, capped. */
   readonly levelScheduledNanos: number[];
-  /** CPU actually run at each level (ns), without catch-up: what the stats report. */
+  /** CPU each level is owed (ns): every charge is divided among the levels with quanta by `levelShares`. */
+  readonly levelEntitledNanos: number[];
+  /** CPU actually run at each level (ns): what the stats report. */
   readonly levelRunNanos: number[];
+  /** Quanta taken from each level and not yet completed. */
+  private readonly running: number[];
   private readonly levelMinPriority: number[];
   /** Waiting quanta of High priority or above; they are all at level 0. */
   private waitingUrgent = 0;
   private seq = 0;
+  private slots: number;
 
   constructor(readonly settings: MultilevelQueueSettings = DEFAULT_MULTILEVEL_SETTINGS) {
     const n = settings.levelThresholdsSeconds.length;
     this.waiting = Array.from({ length: n }, () => new IndexedHeap<Waiting<T>>((a, b) => a.urgent !== b.urgent ? a.urgent > b.urgent : a.key !== b.key ? a.key < b.key : a.seq < b.seq));
     this.levelScheduledNanos = new Array<number>(n).fill(0);
+    this.levelEntitledNanos = new Array<number>(n).fill(0);
     this.levelRunNanos = new Array<number>(n).fill(0);
+    this.running = new Array<number>(n).fill(0);
     this.levelMinPriority = new Array<number>(n).fill(-1);
+    this.slots = Math.max(1, settings.slots ?? 1);
+  }
+
+  /** Changes how many quanta run at once (the dispatcher's shared slots, on reload). */
+  setSlots(slots: number): void {
+    this.slots = Math.max(1, slots);
   }
 
   /**
@@ -133,15 +192,17 @@ export class MultilevelQueue<T> {
   }
 
   /**
-   * Offers a quantum of `account`'s query. A level that had nothing waiting accrued no time and
-   * would, on waking, take the workers until it caught up with its share; so, as Trino does, its
-   * scheduled time is first raised to what its share of the current total says it should be.
+   * Offers a quantum of `account`'s query. A level that was idle (nothing waiting, nothing running)
+   * starts even: it was owed nothing while it had no work, so it does not take the workers to catch
+   * up when it wakes, nor is it held back for having run ahead before. A level whose quanta are all
+   * running is not idle: taking it for idle (as Trino's catch-up does when the level's queue is
+   * empty) forgave it, on every round of a quantum, the CPU it was still owed, and on two shared
+   * slots level 1 got 1.5× level 2's CPU instead of 2×.
    */
   offer(item: T, account: MlfqQueryAccount): WaitingHandle {
     const level = account.level;
-    if (this.waiting[level]!.size === 0) {
-      const expected = this.level0TargetNanos() / Math.pow(this.settings.levelTimeMultiplier, level);
-      this.levelScheduledNanos[level] = Math.max(this.levelScheduledNanos[level]!, expected);
+    if (this.waiting[level]!.size === 0 && this.running[level] === 0) {
+      this.levelEntitledNanos[level] = this.levelScheduledNanos[level]!;
     }
     const w: Waiting<T> = { item, account, urgent: account.priority >= HIGH_PRIORITY ? 1 : 0, key: account.levelPriority, seq: this.seq++, heapIndex: -1 };
     this.waiting[level]!.push(w);
@@ -165,62 +226,66 @@ export class MultilevelQueue<T> {
    * to interactive work (`MlfqDispatcher`), which no other quantum may take. Such quanta never
    * leave level 0 and go first there, so this is level 0's head whenever one waits.
    */
-  pollUrgent(): { item: T; account: MlfqQueryAccount; level: number } | undefined {
+  pollUrgent(): TakenQuantum<T> | undefined {
     if (this.waitingUrgent === 0) return undefined;
     return this.take(0);
   }
 
   /**
-   * The next quantum to run, or undefined. Trino's rule: each level is owed a target share of the
-   * scheduled time (level 0 the most, each next level `1/multiplier` of the previous); the level
-   * furthest below its target (the highest target/actual ratio) goes next, and inside it the
-   * quantum of the query with the least time at that level; except that High priority quanta (which
-   * never leave level 0) go before Normal and Low ones there, so a dashboard's query does not wait
-   * its turn behind every batch query still in its first second of CPU.
+   * The next quantum to run, or undefined. Each level is owed CPU in the ratio of the shares
+   * (level 0 the most, each next level `1/multiplier` of the previous), among the levels that have
+   * quanta and as far as they can use it (`levelShares`); the waiting level furthest below what it
+   * is owed goes next (ties: the lower-numbered level), and inside it the quantum of the query with the least
+   * time at that level; except that High priority quanta (which never leave level 0) go before
+   * Normal and Low ones there, so a dashboard's query does not wait its turn behind every batch
+   * query still in its first second of CPU. (Trino compares each level's scheduled time with a
+   * target derived from the others' and catches a level up when its queue is empty; that is exact
+   * only with many more splits than runner threads.)
    */
-  poll(): { item: T; account: MlfqQueryAccount; level: number } | undefined {
-    let target = this.level0TargetNanos();
-    let worst = -1;
+  poll(): TakenQuantum<T> | undefined {
     let selected = -1;
+    let mostOwed = Number.NEGATIVE_INFINITY;
     for (let level = 0; level < this.waiting.length; level++) {
-      if (this.waiting[level]!.size > 0) {
-        const t = this.levelScheduledNanos[level]!;
-        const ratio = t === 0 ? Number.POSITIVE_INFINITY : target / t;
-        if (selected === -1 || ratio > worst) {
-          worst = ratio;
-          selected = level;
-        }
+      if (this.waiting[level]!.size === 0) continue;
+      const owed = this.levelEntitledNanos[level]! - this.levelScheduledNanos[level]!;
+      if (owed > mostOwed) {
+        mostOwed = owed;
+        selected = level;
       }
-      target /= this.settings.levelTimeMultiplier;
     }
     if (selected === -1) return undefined;
     return this.take(selected);
   }
 
-  /** Pops the head of a level that has waiting quanta. */
-  private take(level: number): { item: T; account: MlfqQueryAccount; level: number } {
+  /** Pops the head of a level that has waiting quanta; it runs there until `complete`. */
+  private take(level: number): TakenQuantum<T> {
     const w = this.waiting[level]!.pop()!;
     this.waitingUrgent -= w.urgent;
     this.levelMinPriority[level] = Math.max(this.levelMinPriority[level]!, w.key);
+    this.running[level]! += 1;
     return { item: w.item, account: w.account, level };
   }
 
-  /** The scheduled time level 0 should have given the other levels' times and the shares. */
-  private level0TargetNanos(): number {
-    let target = this.levelScheduledNanos[0]!;
-    let multiplier = 1;
-    for (let level = 0; level < this.levelScheduledNanos.length; level++) {
-      target = Math.max(target, this.levelScheduledNanos[level]! * multiplier);
-      multiplier *= this.settings.levelTimeMultiplier;
-    }
-    return target;
+  /**
+   * Ends a quantum that `poll` or `pollUrgent` handed out: charges the CPU it used (`charge`), offers
+   * the item again when it wants another quantum (at its query's level now), and only then stops
+   * counting it as running at the level it came from, so a level whose one quantum goes round is
+   * never idle in between. A quantum that failed completes with the CPU it used, or 0. Returns the
+   * new waiting handle when offered again.
+   */
+  complete(taken: TakenQuantum<T>, quantaNanos: number, again: boolean): WaitingHandle | undefined {
+    this.charge(taken.account, quantaNanos);
+    const handle = again ? this.offer(taken.item, taken.account) : undefined;
+    this.running[taken.level]! -= 1;
+    return handle;
   }
 
   /**
    * Charges a finished quantum of `quantaNanos` to its query and to the levels, and moves the query
    * to the level of its new cumulative time (as Trino's `updatePriority`): when one long quantum
    * crosses several levels, each crossed level is charged as if the query had run there up to that
-   * level's width; a level's charge is capped so a hung fragment cannot starve it.
+   * level's width; a level's charge is capped so a hung fragment cannot starve it. The same CPU is
+   * divided among the levels with quanta (`levelShares`) as what each was owed meanwhile.
    */
   charge(account: MlfqQueryAccount, quantaNanos: number): void {
     const ns = Math.max(0, quantaNanos);
@@ -230,6 +295,7 @@ export class MultilevelQueue<T> {
     const newLevel = levelFor(account.priority, account.scheduledNanos, thresholds);
     const contribution = Math.min(ns, this.settings.levelContributionCapNanos);
     this.levelRunNanos[oldLevel]! += ns;
+    this.entitle(contribution, oldLevel);
     if (newLevel === oldLevel) {
       this.levelScheduledNanos[oldLevel]! += contribution;
       account.levelPriority += ns;
@@ -255,6 +321,20 @@ export class MultilevelQueue<T> {
     if (this.levelMinPriority[newLevel] === -1) this.levelMinPriority[newLevel] = account.scheduledNanos;
     account.level = newLevel;
     account.levelPriority = this.levelMinPriority[newLevel]! + Math.max(0, remainingTask);
+  }
+
+  /**
+   * Divides `ns` of service among the levels that have quanta, in the ratio `levelShares` gives
+   * them now. `ranAt` is the level the quantum ran at: it counts even when the caller charges
+   * without having taken the quantum through `poll`.
+   */
+  private entitle(ns: number, ranAt: number): void {
+    if (ns <= 0) return;
+    const demand = this.waiting.map((h, l) => h.size + this.running[l]!);
+    if (demand[ranAt] === 0) demand[ranAt] = 1;
+    const shares = levelShares(demand, this.slots, this.settings.levelTimeMultiplier);
+    const total = shares.reduce((a, b) => a + b, 0);
+    for (let l = 0; l < shares.length; l++) if (shares[l]! > 0) this.levelEntitledNanos[l]! += (ns * shares[l]!) / total;
   }
 }
 
@@ -359,6 +439,7 @@ export class MlfqDispatcher {
     this.maxConcurrent = settings.maxConcurrent;
     this.interactiveSlots = settings.interactiveSlots;
     this.quantumMs = settings.quantumMs;
+    this.queue.setSlots(settings.maxConcurrent);
   }
 
   /** Starts tracking a query (its cumulative CPU decides its level). Idempotent. */
@@ -386,6 +467,7 @@ export class MlfqDispatcher {
   setSlots(maxConcurrent: number, interactiveSlots: number): void {
     this.maxConcurrent = Math.max(1, maxConcurrent);
     this.interactiveSlots = Math.max(0, interactiveSlots);
+    this.queue.setSlots(this.maxConcurrent);
     this.pump();
   }
 
@@ -426,11 +508,12 @@ export class MlfqDispatcher {
       this.running += 1;
       if (next.account.priority >= HIGH_PRIORITY) this.runningUrgent += 1;
       this.hooks.onSelected?.(next.level);
-      void this.runQuantum(next.item, next.level);
+      void this.runQuantum(next);
     }
   }
 
-  private async runQuantum(task: FragmentTask, level: number): Promise<void> {
+  private async runQuantum(taken: TakenQuantum<FragmentTask>): Promise<void> {
+    const { item: task, level } = taken;
     let result: QuantumResult | undefined;
     let failure: unknown;
     const urgent = task.account.priority >= HIGH_PRIORITY;
@@ -442,17 +525,14 @@ export class MlfqDispatcher {
     }
     this.running -= 1;
     if (urgent) this.runningUrgent -= 1;
-    if (result) {
-      const cpuMs = Number.isFinite(result.cpuMs) ? Math.max(0, result.cpuMs) : 0;
-      this.queue.charge(task.account, cpuMs * NANOS_PER_MS);
-      this.hooks.onCpu?.(task.account.id, cpuMs, level);
-    }
+    const cpuMs = result !== undefined && Number.isFinite(result.cpuMs) ? Math.max(0, result.cpuMs) : 0;
+    const again = failure === undefined && !result!.finished && !task.signal.aborted;
+    const handle = this.queue.complete(taken, cpuMs * NANOS_PER_MS, again);
+    if (result) this.hooks.onCpu?.(task.account.id, cpuMs, level);
     if (failure !== undefined) task.reject(failure);
     else if (result!.finished) task.resolve();
     else if (task.signal.aborted) task.reject(task.signal.reason);
-    else {
-      task.handle = this.queue.offer(task, task.account);
-    }
+    else task.handle = handle!;
     this.pump();
   }
 
