@@ -93,8 +93,12 @@ t.test('filters on those columns match what is read, with pruning', async (t) =>
     ['bin IS NOT NULL', [1, 2]],
     ['t IS NOT NULL AND dec > 0', [1]],
   ];
+  let pruned = 0;
   for (const [where, ids] of cases) {
     const r = await floe.sql(`SELECT id FROM ext.ns.identity WHERE ${where} ORDER BY id`);
     t.same(r.rows.map((row) => row[0]), ids, where);
+    const plan = (await floe.sql(`EXPLAIN SELECT id FROM ext.ns.identity WHERE ${where}`)).rows.map((row) => String(row[0])).join('\n');
+    if (!/: 3 files/.test(plan)) pruned++;
   }
+  t.ok(pruned >= 10, `partition values pruned files in ${pruned} of ${cases.length} filters`);
 });

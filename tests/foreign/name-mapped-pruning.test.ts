@@ -108,7 +108,7 @@ t.test('property: pruning never removes a row the unpruned scan returns', async 
     const pruned = await floe.sql(`SELECT a, b, s, p FROM ext.ns.mapped WHERE ${where} ORDER BY a`);
     t.same(pruned.rows, reference.rows, where);
     const plan = (await floe.sql(`EXPLAIN SELECT a FROM ext.ns.mapped WHERE ${where}`)).rows.map((row) => String(row[0])).join('\n');
-    if (!/: 5 of 5 files/.test(plan)) prunedSomething++;
+    if (!/: 5 files/.test(plan)) prunedSomething++;
   }
   t.ok(prunedSomething > 10, `pruning took part (${prunedSomething} of 80 plans dropped files)`);
 });
