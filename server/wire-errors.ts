@@ -1,5 +1,5 @@
 /**
- * The three error wire formats and which URL speaks which:
+ * The error wire formats and which URL speaks which:
  * - the token endpoint answers RFC 6749 `{error, error_description}`;
  * - the Iceberg catalog (`/v1/...`) answers `{"error": {"message", "type", "code"}}` with Java
  *   exception names, as Iceberg clients parse it;
