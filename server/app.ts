@@ -13,6 +13,7 @@ import { parseTokenForm, registerOAuthRoutes } from './routes/oauth.js';
 import { registerJwksRoute, registerOperationRoutes } from './routes/operations.js';
 import { registerCatalogInfoRoutes, registerQueryRoutes } from './routes/query.js';
 import { registerScimRoutes } from './routes/scim.js';
+import { registerConsoleRoutes } from './routes/console.js';
 import { isScimError } from '../engine/scim/errors.js';
 import type { FloeState } from './state.js';
 import { readTlsMaterial } from './tls.js';
@@ -98,6 +99,7 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   registerQueryRoutes(app, state);
   registerCatalogInfoRoutes(app, state);
   registerScimRoutes(app, state);
+  registerConsoleRoutes(app, state);
   await app.ready();
   return app;
 }

@@ -114,6 +114,12 @@ export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, Ro
   ['GET /scim/v2/Schemas/:id', scimToken],
   ['GET /scim/v2/ResourceTypes', scimToken],
   ['GET /scim/v2/ResourceTypes/:id', scimToken],
+  // The web console's static page and assets (server/routes/console.ts): no secret in them; every
+  // call the console makes goes to the routes above with its bearer token.
+  ['GET /console', open],
+  ['GET /console/', open],
+  ['GET /console/assets/:file', open],
+  ['GET /invite', open],
 ]);
 
 export function routeAccessKey(method: string, url: string): string {

@@ -1,0 +1,98 @@
+/**
+ * The console's one way to the server: same-origin `fetch` calls to the same endpoints every API
+ * client uses (`/api/auth/sign-in`, `/api/query`, `/api/query-history`, `/api/tables`), with the
+ * access token in memory only. Nothing is written to cookies or Web Storage, so a reload or a
+ * closed tab signs out, and no other page of the origin can read the token.
+ */
+
+/** What the sign-in endpoint answered with a token. */
+export interface Session {
+  readonly token: string;
+  readonly tenant: string;
+  readonly username: string;
+  readonly scope: string;
+  /** Set when the token may only change the password or set up a second factor. */
+  readonly restriction?: 'change_password' | 'enroll_mfa' | undefined;
+  readonly expiresAt: number;
+}
+
+/** An error from the server in the `/api` wire format: `{error, message, sql_state}`. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly sqlState: string | undefined,
+    readonly queryId: string | undefined,
+    readonly position: { readonly line: number; readonly column: number } | undefined,
+  ) {
+    super(message);
+  }
+}
+
+interface ErrorBody { error?: string; message?: string; sql_state?: string; query_id?: string; line?: number; column?: number }
+
+async function errorOf(r: Response): Promise<ApiError> {
+  let body: ErrorBody = {};
+  try {
+    body = (await r.json()) as ErrorBody;
+  } catch {
+    // not JSON: keep the status only
+  }
+  const position = typeof body.line === 'number' && typeof body.column === 'number' ? { line: body.line, column: body.column } : undefined;
+  return new ApiError(r.status, body.error ?? `HTTP_${r.status}`, body.message ?? r.statusText, body.sql_state, body.query_id, position);
+}
+
+export interface SignInFields {
+  readonly tenant: string;
+  readonly username: string;
+  readonly password: string;
+  readonly totp?: string;
+  readonly recoveryCode?: string;
+}
+
+export class Api {
+  #session: Session | undefined;
+  /** Called when the server refuses the token (expired, revoked): the app goes back to sign-in. */
+  onSignedOut: (reason: string) => void = () => {};
+
+  get session(): Session | undefined {
+    return this.#session;
+  }
+
+  signOut(): void {
+    this.#session = undefined;
+  }
+
+  async signIn(fields: SignInFields): Promise<Session> {
+    const body: Record<string, string> = { tenant: fields.tenant, username: fields.username, password: fields.password };
+    if (fields.totp) body.totp = fields.totp;
+    if (fields.recoveryCode) body.recovery_code = fields.recoveryCode;
+    const r = await fetch('/api/auth/sign-in', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+    if (!r.ok) throw await errorOf(r);
+    const a = (await r.json()) as { access_token: string; expires_in: number; scope: string; restriction?: Session['restriction'] };
+    this.#session = { token: a.access_token, tenant: fields.tenant, username: fields.username, scope: a.scope, restriction: a.restriction, expiresAt: Date.now() + a.expires_in * 1000 };
+    return this.#session;
+  }
+
+  /** A request with the bearer token; a 401 signs the console out. */
+  async request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+    const s = this.#session;
+    if (!s) throw new ApiError(401, 'NOT_AUTHENTICATED', 'not signed in', undefined, undefined, undefined);
+    const headers: Record<string, string> = { authorization: `Bearer ${s.token}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const r = await fetch(path, { method, headers, credentials: 'omit', cache: 'no-store', ...(body !== undefined ? { body: JSON.stringify(body) } : {}), ...(signal ? { signal } : {}) });
+    if (r.status === 401) {
+      const e = await errorOf(r);
+      this.#session = undefined;
+      this.onSignedOut(e.message);
+      throw e;
+    }
+    if (!r.ok) throw await errorOf(r);
+    return r;
+  }
+
+  async getJson<T>(path: string): Promise<T> {
+    return (await (await this.request('GET', path)).json()) as T;
+  }
+}
