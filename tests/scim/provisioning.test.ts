@@ -366,3 +366,17 @@ t.test('discovery documents', async (t) => {
   isScimError(t, await idp.call('GET', '/Schemas/urn:nothing'), 404);
   isScimError(t, await new Idp(base, '').call('GET', '/ServiceProviderConfig'), 401);
 });
+
+t.test('wrong SCIM tokens count against the client address: past the limit even the right one waits', async (t) => {
+  const store = await (await import('../../catalog/store/open-store.js')).openStore({ kind: 'pglite-memory' });
+  t.teardown(() => store.close());
+  const server = await startTestServer(store, { keepStore: true, config: (c) => ({ ...c, auth: { ...c.auth, rate_limit: { ...c.auth.rate_limit, max_failures_per_address: 3 } } }) });
+  t.teardown(() => server.close());
+  const base = await server.app.listen({ host: '127.0.0.1', port: 0 });
+  const good = (await createScimToken(store, 'default', new Date())).token;
+  for (let i = 0; i < 3; i++) isScimError(t, await new Idp(base, `floe_scim_guess${i}`).call('GET', '/Users'), 401);
+  const r = await fetch(`${base}/scim/v2/Users`, { headers: { authorization: `Bearer ${good}` } });
+  t.equal(r.status, 429);
+  t.ok(Number(r.headers.get('retry-after')) >= 1, 'Retry-After');
+  t.match(await r.json(), { schemas: [ERROR], status: '429' });
+});
