@@ -21,6 +21,11 @@ export interface FileIO {
   /** The whole object. `FileNotFoundError` if missing. */
   read(location: string): Promise<Buffer>;
   /**
+   * `length` bytes from `offset` (fewer when the object ends first, none past its end): Parquet
+   * footers and column chunks without fetching the whole object. `FileNotFoundError` if missing.
+   */
+  readRange(location: string, offset: number, length: number): Promise<Buffer>;
+  /**
    * Writes the whole object atomically: readers see the old state or the new bytes, never a prefix.
    * Without `overwrite` it is create-if-absent, which is what makes a metadata-file commit safe.
    */
@@ -51,6 +56,31 @@ export class FileAlreadyExistsError extends Error {
   constructor(readonly location: string) {
     super(`File already exists: ${location}`);
     this.name = 'FileAlreadyExistsError';
+  }
+}
+
+/** Why an object store refused or failed a request (what an operator fixes). */
+export type StorageFailure =
+  | 'access-denied' // bad key, wrong secret, or a policy that forbids the operation
+  | 'no-such-bucket'
+  | 'wrong-region' // the bucket lives elsewhere, or endpoint / path-style addressing is wrong
+  | 'unavailable' // unreachable, 5xx or throttled after the retries
+  | 'rejected'; // any other refusal (4xx)
+
+/**
+ * An object store could not do what was asked, after retries. The message names the operation,
+ * the location and the cause, never a credential.
+ */
+export class StorageError extends Error {
+  readonly kind = 'storage-error';
+  constructor(
+    readonly location: string,
+    readonly operation: string,
+    readonly failure: StorageFailure,
+    readonly detail: string,
+  ) {
+    super(`Storage ${operation} failed for ${location}: ${detail}`);
+    this.name = 'StorageError';
   }
 }
 
@@ -111,6 +141,7 @@ export function remapLocations(io: FileIO, mappings: readonly LocationMapping[])
   };
   return {
     read: (l) => rename(l, () => io.read(map(l))),
+    readRange: (l, offset, length) => rename(l, () => io.readRange(map(l), offset, length)),
     write: (l, bytes, options) => rename(l, () => io.write(map(l), bytes, options)),
     exists: (l) => io.exists(map(l)),
     size: (l) => rename(l, () => io.size(map(l))),
@@ -130,6 +161,12 @@ export class InMemoryFileIO implements FileIO {
     const o = this.objects.get(location);
     if (o === undefined) throw new FileNotFoundError(location);
     return Buffer.from(o.bytes);
+  }
+
+  async readRange(location: string, offset: number, length: number): Promise<Buffer> {
+    const o = this.objects.get(location);
+    if (o === undefined) throw new FileNotFoundError(location);
+    return Buffer.from(o.bytes.subarray(offset, offset + Math.max(0, length)));
   }
 
   async write(location: string, bytes: Uint8Array, options: WriteOptions = {}): Promise<void> {

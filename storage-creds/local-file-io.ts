@@ -61,6 +61,31 @@ export class LocalFileIO implements FileIO {
     }
   }
 
+  async readRange(location: string, offset: number, length: number): Promise<Buffer> {
+    let handle;
+    try {
+      handle = await fs.open(resolveLocalPath(location), 'r');
+    } catch (e) {
+      if (isErrno(e, 'ENOENT') || isErrno(e, 'ENOTDIR')) throw new FileNotFoundError(location);
+      throw e;
+    }
+    try {
+      const st = await handle.stat();
+      if (!st.isFile()) throw new FileNotFoundError(location);
+      const n = Math.max(0, Math.min(length, st.size - offset));
+      const buf = Buffer.alloc(n);
+      let done = 0;
+      while (done < n) {
+        const { bytesRead } = await handle.read(buf, done, n - done, offset + done);
+        if (bytesRead === 0) break;
+        done += bytesRead;
+      }
+      return buf.subarray(0, done);
+    } finally {
+      await handle.close();
+    }
+  }
+
   /**
    * Writes to a temporary file beside the target, fsyncs it, then publishes it: `link` for
    * create-if-absent (fails atomically with EEXIST when the target exists), `rename` for overwrite.
