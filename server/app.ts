@@ -14,6 +14,7 @@ import { registerJwksRoute, registerOperationRoutes } from './routes/operations.
 import { registerCatalogInfoRoutes, registerQueryRoutes } from './routes/query.js';
 import { registerScimRoutes } from './routes/scim.js';
 import { registerConsoleRoutes } from './routes/console.js';
+import { registerSecondFactorRoutes } from './routes/second-factors.js';
 import { isScimError } from '../engine/scim/errors.js';
 import type { FloeState } from './state.js';
 import { readTlsMaterial } from './tls.js';
@@ -100,6 +101,7 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   registerCatalogInfoRoutes(app, state);
   registerScimRoutes(app, state);
   registerConsoleRoutes(app, state);
+  registerSecondFactorRoutes(app, state);
   await app.ready();
   return app;
 }

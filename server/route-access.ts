@@ -47,6 +47,9 @@ export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, Ro
   ['POST /v1/oauth/tokens', open],
   // Password sign-in: public like the token endpoint (engine/principals/sign-in.ts)
   ['POST /api/auth/sign-in', open],
+  // The console's second-factor changes (server/routes/second-factors.ts): the caller's own account
+  ['POST /api/auth/mfa/totp/verify', needs('sql')],
+  ['POST /api/auth/recovery-codes', needs('sql')],
   ['GET /.well-known/jwks.json', open],
   // Operations (main listener)
   ['GET /health', { kind: 'liveness' }],

@@ -92,7 +92,69 @@ export class Api {
     return r;
   }
 
+  /** Takes the new token an answer carries after a change that moved the session epoch. */
+  adoptToken(a: { access_token: string; expires_in: number; scope: string }): void {
+    const s = this.#session;
+    if (!s) return;
+    this.#session = { ...s, token: a.access_token, scope: a.scope, restriction: undefined, expiresAt: Date.now() + a.expires_in * 1000 };
+  }
+
+  /** POST /api/query with the session; `signal` aborts it, which cancels the statement on the server. */
+  async query(sql: string, options: { signal?: AbortSignal; session?: unknown } = {}): Promise<QueryAnswer> {
+    const r = await this.request('POST', '/api/query', { sql, ...(options.session ? { session: options.session } : {}) }, options.signal);
+    return parseQueryAnswer(await r.text());
+  }
+
+  /** REDEEM INVITATION runs without a token: the invitation token is the credential. */
+  async redeemInvitation(invitation: string, password: string): Promise<void> {
+    const r = await fetch('/api/query', { method: 'POST', headers: { 'content-type': 'application/json' }, credentials: 'omit', cache: 'no-store',
+      body: JSON.stringify({ sql: `REDEEM INVITATION ${sqlString(invitation)} WITH PASSWORD ${sqlString(password)}` }) });
+    if (!r.ok) throw await errorOf(r);
+  }
+
+  async postJson<T>(path: string, body: unknown = {}): Promise<T> {
+    return (await (await this.request('POST', path, body)).json()) as T;
+  }
+
   async getJson<T>(path: string): Promise<T> {
     return (await (await this.request('GET', path)).json()) as T;
   }
+}
+
+/** A SQL string literal: quotes doubled, so any text is one literal. */
+export function sqlString(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** A SQL identifier, quoted when it is not a plain lower-case name. */
+export function sqlIdent(name: string): string {
+  return /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+}
+
+/** What POST /api/query answers. Cells keep the JSON's own text for numbers (see parseQueryAnswer). */
+export interface QueryAnswer {
+  readonly query_id: string;
+  readonly columns: readonly string[];
+  readonly types: readonly string[];
+  readonly rows: readonly (readonly Cell[])[];
+  readonly row_count: number;
+  readonly elapsed_ms: number;
+  readonly session?: unknown;
+}
+
+export type Cell = string | number | boolean | null | { readonly [k: string]: unknown } | readonly unknown[];
+
+/**
+ * Parses a query answer without losing digits: a JSON number with more than 15 significant digits
+ * would be rounded by JSON.parse, so every number in `rows` is first turned into a marked string
+ * and then back into a number only when that is exact. BIGINT and DECIMAL values the server
+ * already sends as strings stay strings.
+ */
+export function parseQueryAnswer(text: string): QueryAnswer {
+  const marked = text.replace(/("(?:[^"\\]|\\.)*")|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g, (m, str: string | undefined, num: string | undefined) => {
+    if (str !== undefined || num === undefined) return m;
+    return Number.isSafeInteger(Number(num)) || (/[.eE]/.test(num) && num.replace(/[^0-9]/g, '').replace(/^0+/, '').length <= 15) ? num : `"\\u0000${num}"`;
+  });
+  const a = JSON.parse(marked, (_k, v: unknown) => (typeof v === 'string' && v.startsWith('\u0000') ? v.slice(1) : v)) as QueryAnswer;
+  return a;
 }

@@ -32,6 +32,7 @@ export class ConsoleApp {
     private readonly pages: ReadonlyMap<string, Page>,
     private readonly signInPage: Page,
     private readonly nav: readonly NavItem[],
+    private readonly invitationPage: (token: string) => Page,
   ) {
     this.api.onSignedOut = (reason) => {
       this.#notice = `Signed out: ${reason}`;
@@ -61,15 +62,19 @@ export class ConsoleApp {
     // Without a session (or with a token restricted to setting a password or a second factor),
     // only the sign-in flow renders, whatever the fragment says.
     const route = segments[0] ?? '';
-    const page = !session || session.restriction || route === 'sign-in' ? this.signInPage : this.pages.get(route) ?? this.pages.get('sql')!;
+    // An invitation link (`/invite#token=…` → `/console#token=…`) opens the set-password page.
+    const invitation = /^#token=([^&]+)/.exec(location.hash);
+    const page = invitation ? this.invitationPage(decodeURIComponent(invitation[1]!))
+      : !session || session.restriction || route === 'sign-in' ? this.signInPage : this.pages.get(route) ?? this.pages.get('sql')!;
+    const bare = page === this.signInPage || invitation !== null;
     const ctx: PageContext = {
-      api: this.api, path: page === this.signInPage ? segments : segments.slice(1), params,
+      api: this.api, path: bare ? segments : segments.slice(1), params,
       navigate: (hash) => this.navigate(hash), refresh: () => void this.render(),
     };
     const main = h('main', { id: 'main', tabindex: '-1' });
     replaceChildren(this.root,
       h('a', { class: 'skip', href: '#main', onclick: (e: Event) => { e.preventDefault(); main.focus(); } }, 'Skip to content'),
-      this.header(page === this.signInPage ? undefined : route),
+      this.header(bare ? undefined : route),
       main);
     document.title = `${page.title} · Floe console`;
     try {

@@ -12,12 +12,15 @@ import type { Clock, PrincipalsConfig, TokenRestriction } from './settings.js';
 import { matchTotp } from './totp.js';
 import { loadProvisioningPolicy } from './provisioning-policy.js';
 import type { SecretBox } from './secret-box.js';
+import { consumeRecoveryCode } from './second-factors.js';
 
 export interface SignInRequest {
   readonly tenantId: string;
   readonly username: string;
   readonly password: string;
   readonly totp?: string | undefined;
+  /** One of the user's one-time recovery codes, instead of a TOTP code (second-factors.ts). */
+  readonly recoveryCode?: string | undefined;
 }
 
 export type SignInOutcome =
@@ -52,7 +55,13 @@ export async function signIn(store: MetaStore, clock: Clock, config: PrincipalsC
   // A provisioned user signs in with a password only where the tenant allows it (provisioning-policy.ts).
   if (c.status !== 'ACTIVE' && !(c.status === 'PROVISIONED' && (await loadProvisioningPolicy(store, req.tenantId)).has('password'))) return { kind: 'refused' };
   const amr = ['pwd'];
+  const finish = (cand: Candidate, how: readonly string[]) => completeSignIn(store, now, req.tenantId, cand, how);
   if (c.mfa_verified && c.mfa_secret) {
+    if ((req.totp === undefined || req.totp === '') && req.recoveryCode) {
+      // A recovery code is a one-time password (RFC 8176 `otp`) and stands in for the authenticator.
+      if (!await consumeRecoveryCode(store, c.id, req.recoveryCode, new Date(now))) return fail();
+      return finish(c, ['pwd', 'otp', 'mfa']);
+    }
     if (req.totp === undefined || req.totp === '') return { kind: 'totp-required' };
     const step = matchTotp(secrets.open(c.mfa_secret, `totp:${c.id}`), req.totp, Math.floor(now / 1000));
     if (step === undefined) return fail();
@@ -60,11 +69,16 @@ export async function signIn(store: MetaStore, clock: Clock, config: PrincipalsC
     if (used.rowCount !== 1) return fail();
     amr.push('otp', 'mfa');
   }
+  return finish(c, amr);
+}
+
+/** After every check passed: reset the failure count, record the sign-in, say what the token may do. */
+async function completeSignIn(store: MetaStore, now: number, tenantId: string, c: Candidate, amr: readonly string[]): Promise<SignInOutcome> {
   await store.query('UPDATE principals SET login_failures = 0, last_failed_login_at = NULL, last_login_at = $2 WHERE id = $1', [c.id, new Date(now)]);
-  const principal = await loadPrincipalAuthState(store, req.tenantId, c.id);
+  const principal = await loadPrincipalAuthState(store, tenantId, c.id);
   if (!principal) return { kind: 'refused' };
   let restriction: TokenRestriction | undefined;
   if (c.must_change_password) restriction = 'change_password';
-  else if (!c.mfa_verified && (c.is_admin || (await loadPasswordPolicy(store, req.tenantId)).requireMfa)) restriction = 'enroll_mfa';
+  else if (!c.mfa_verified && (c.is_admin || (await loadPasswordPolicy(store, tenantId)).requireMfa)) restriction = 'enroll_mfa';
   return { kind: 'signed-in', principal, amr, restriction };
 }

@@ -104,7 +104,8 @@ const EMAIL_PATTERN = /^[^\s@\p{Cc}]{1,64}@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 const MAX_TEXT = 2000;
 
 /** A per-statement working set: the transaction, the tenant, the actor, one timestamp. */
-interface Run {
+/** One statement's (or console action's) context: who acts, in which tenant, at what time. */
+export interface Run {
   readonly ctx: PrincipalContext;
   readonly tenantId: string;
   readonly actor: Actor;
@@ -148,7 +149,7 @@ async function findPrincipal(db: SqlExecutor, tenantId: string, name: string, lo
   return r.rows[0];
 }
 
-async function findById(db: SqlExecutor, id: string, lock = false): Promise<PrincipalRow | undefined> {
+export async function findById(db: SqlExecutor, id: string, lock = false): Promise<PrincipalRow | undefined> {
   return (await db.query<PrincipalRow>(`SELECT ${PRINCIPAL_COLUMNS} FROM principals WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id])).rows[0];
 }
 
@@ -168,7 +169,7 @@ function notDeactivated(row: PrincipalRow, what: string): void {
   if (row.status === 'DEACTIVATED') throw floeError('INVALID_STATE', { detail: `user ${row.name} is dropped (DEACTIVATED); UNDROP it before ${what}` });
 }
 
-async function bumpEpoch(db: SqlExecutor, id: string, now: Date): Promise<void> {
+export async function bumpEpoch(db: SqlExecutor, id: string, now: Date): Promise<void> {
   await db.query('UPDATE principals SET session_epoch = session_epoch + 1, updated_at = $2 WHERE id = $1', [id, now]);
 }
 
@@ -176,7 +177,7 @@ async function setStatus(db: SqlExecutor, id: string, status: PrincipalStatus, n
   await db.query('UPDATE principals SET status = $2, status_changed_at = $3, updated_at = $3 WHERE id = $1', [id, status, now]);
 }
 
-async function audit(tx: SqlExecutor, run: Run, type: AuditEventType, target: { id: string; name: string } | undefined, details: Record<string, unknown> = {}): Promise<void> {
+export async function audit(tx: SqlExecutor, run: Run, type: AuditEventType, target: { id: string; name: string } | undefined, details: Record<string, unknown> = {}): Promise<void> {
   await recordAudit(tx, { tenantId: run.tenantId, actor: { id: run.actor.id, name: run.actor.name }, target, type, details, at: run.now });
 }
 
@@ -820,6 +821,9 @@ export async function tombstonePrincipal(tx: SqlExecutor, id: string, now: Date,
   await tx.query('DELETE FROM password_history WHERE principal_id = $1', [id]);
   await tx.query('DELETE FROM principal_mfa WHERE principal_id = $1', [id]);
   await tx.query('DELETE FROM mfa_used_codes WHERE principal_id = $1', [id]);
+  await tx.query('DELETE FROM principal_recovery_codes WHERE principal_id = $1', [id]);
+  await tx.query('DELETE FROM principal_passkeys WHERE principal_id = $1', [id]);
+  await tx.query('DELETE FROM webauthn_challenges WHERE principal_id = $1', [id]);
   await tx.query('DELETE FROM invitations WHERE principal_id = $1', [id]);
   await tx.query('DELETE FROM personal_access_tokens WHERE principal_id = $1', [id]);
   await tx.query('UPDATE principal_keypairs SET revoked_at = $2 WHERE principal_id = $1 AND revoked_at IS NULL', [id, now]);
@@ -886,21 +890,24 @@ async function describeUser(run: Run, nameIdent: Ident): Promise<PrincipalResult
  * The SQL MFA statements need a sign-in with the password (and, when one is on, the current
  * second factor) no longer ago than `mfa_recent_seconds`.
  */
-async function requireRecentStrongSignIn(db: SqlExecutor, run: Run): Promise<{ enrolled: boolean }> {
+export async function requireRecentStrongSignIn(db: SqlExecutor, run: Run): Promise<{ enrolled: boolean }> {
   const { actor, ctx } = run;
   if (actor.kind !== 'user') throw floeError('INVALID_STATE', { detail: 'MFA applies to users' });
   const mfa = (await db.query<{ verified_at: Date | null }>('SELECT verified_at FROM principal_mfa WHERE principal_id = $1', [actor.id])).rows[0];
   const enrolled = mfa?.verified_at != null;
+  // Any second factor the account has (an authenticator or a passkey) must have been used.
+  const hasFactor = enrolled || (await db.query('SELECT 1 FROM principal_passkeys WHERE principal_id = $1 LIMIT 1', [actor.id])).rows.length > 0;
   const age = run.now.getTime() / 1000 - actor.authTime;
   const withPassword = actor.authMethod === 'password' && actor.amr.includes('pwd');
-  const withFactor = !enrolled || actor.amr.includes('otp');
+  const withFactor = !hasFactor || actor.amr.includes('mfa');
   if (!withPassword || !withFactor || age > ctx.config.mfa_recent_seconds || age < -60) {
-    throw floeError('REAUTHENTICATION_REQUIRED', { detail: `MFA statements are accepted only within ${Math.round(ctx.config.mfa_recent_seconds / 60)} minutes of a sign-in with the password${enrolled ? ' and the current second factor' : ''}` });
+    throw floeError('REAUTHENTICATION_REQUIRED', { detail: `MFA statements are accepted only within ${Math.round(ctx.config.mfa_recent_seconds / 60)} minutes of a sign-in with the password${hasFactor ? ' and the current second factor' : ''}` });
   }
   return { enrolled };
 }
 
-async function mfaRequiredFor(db: SqlExecutor, tenantId: string, principalId: string): Promise<boolean> {
+/** Whether the account must keep a second factor: administrators always, others by tenant policy. */
+export async function mfaRequiredFor(db: SqlExecutor, tenantId: string, principalId: string): Promise<boolean> {
   const admin = await db.query('SELECT 1 FROM principal_roles WHERE principal_id = $1 AND role = $2', [principalId, TENANT_ADMIN_ROLE]);
   if (admin.rows.length > 0) return true;
   return (await loadPasswordPolicy(db, tenantId)).requireMfa;
@@ -934,6 +941,15 @@ async function enrollMfa(run: Run): Promise<PrincipalResult> {
 }
 
 async function verifyMfa(run: Run, code: string): Promise<PrincipalResult> {
+  return (await turnOnTotp(run, code, async () => undefined)).result;
+}
+
+/**
+ * Turns a pending TOTP enrolment on (ALTER USER SELF VERIFY MFA TOTP), running `alsoInTransaction`
+ * in the same transaction: the console issues recovery codes there, so an authenticator never
+ * comes on through it without them.
+ */
+export async function turnOnTotp<T>(run: Run, code: string, alsoInTransaction: (tx: SqlExecutor, me: { id: string; name: string }) => Promise<T>): Promise<{ result: PrincipalResult; also: T }> {
   const { ctx, actor } = run;
   return ctx.store.transaction(async (tx) => {
     const me = await findById(tx, actor.id, true);
@@ -948,7 +964,8 @@ async function verifyMfa(run: Run, code: string): Promise<PrincipalResult> {
     await tx.query('UPDATE principal_mfa SET verified_at = $2 WHERE principal_id = $1', [me.id, run.now]);
     await bumpEpoch(tx, me.id, run.now);
     await audit(tx, run, 'verify_mfa', me, { method: 'TOTP' });
-    return ok('TOTP authenticator verified and on; sign in again with the password and a code');
+    const also = await alsoInTransaction(tx, me);
+    return { result: ok('TOTP authenticator verified and on; sign in again with the password and a code'), also };
   });
 }
 
@@ -960,11 +977,15 @@ async function disableMfa(run: Run, code: string): Promise<PrincipalResult> {
     const row = (await tx.query<{ secret_encrypted: string; verified_at: Date | null }>('SELECT secret_encrypted, verified_at FROM principal_mfa WHERE principal_id = $1', [me.id])).rows[0];
     if (!row?.verified_at) throw floeError('INVALID_STATE', { detail: 'no TOTP authenticator is on' });
     await requireRecentStrongSignIn(tx, run);
-    if (await mfaRequiredFor(tx, run.tenantId, me.id)) throw floeError('INVALID_STATE', { detail: 'a second factor is required for this account and cannot be turned off' });
+    // The last second factor may not go while one is required; a passkey left keeps one.
+    const passkeyLeft = (await tx.query('SELECT 1 FROM principal_passkeys WHERE principal_id = $1 LIMIT 1', [me.id])).rows.length > 0;
+    if (!passkeyLeft && await mfaRequiredFor(tx, run.tenantId, me.id)) throw floeError('INVALID_STATE', { detail: 'a second factor is required for this account and cannot be turned off' });
     if (!await consumeTotp(tx, me.id, ctx.secrets.open(row.secret_encrypted, `totp:${me.id}`), code, run.now)) {
       throw floeError('INVALID_PARAMETER', { name: 'TOTP code', detail: 'the code is not valid (or was already used)' });
     }
     await tx.query('DELETE FROM principal_mfa WHERE principal_id = $1', [me.id]);
+    // Recovery codes stand in for the authenticator: they go with it.
+    await tx.query('DELETE FROM principal_recovery_codes WHERE principal_id = $1', [me.id]);
     await bumpEpoch(tx, me.id, run.now);
     await audit(tx, run, 'disable_mfa', me, { method: 'TOTP' });
     return ok('TOTP authenticator turned off');

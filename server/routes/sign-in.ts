@@ -2,7 +2,8 @@
  * POST /api/auth/sign-in: password sign-in for users → an access token whose `amr` says how
  * (["pwd"] or ["pwd","otp","mfa"]) and whose `auth_time` is now. Public like the token endpoint.
  *
- * Body (JSON): { tenant?: string (default "default"), username, password, totp?: "123456" }.
+ * Body (JSON): { tenant?: string (default "default"), username, password, totp?: "123456",
+ * recovery_code?: "abcde-fghij" } (a one-time recovery code instead of the TOTP code).
  * 200: { access_token, token_type: "Bearer", expires_in, scope, restriction? }.
  * 401 NOT_AUTHENTICATED with one message for every refusal (unknown user, wrong password or
  * code, SUSPENDED, INVITED, DEACTIVATED, LOCKED): no enumeration. 401 MFA_REQUIRED only after a
@@ -48,6 +49,7 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
     let username: string;
     let password: string;
     let totp: string | undefined;
+    let recoveryCode: string | undefined;
     try {
       if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('the body must be a JSON object');
       const b = body as Record<string, unknown>;
@@ -55,6 +57,7 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
       username = field(b, 'username', true)!;
       password = field(b, 'password', true)!;
       totp = field(b, 'totp', false);
+      recoveryCode = field(b, 'recovery_code', false);
     } catch (e) {
       return sendWireError(reply, 'api', { status: 400, apiCode: 'INVALID_REQUEST', message: ERRORS.INVALID_REQUEST.message({ detail: (e as Error).message }) });
     }
@@ -66,7 +69,7 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
     }
     let outcome;
     try {
-      outcome = await signIn(state.store, state.clock, state.config.principals, state.principals.secrets, state.principals.passwords, { tenantId, username, password, totp });
+      outcome = await signIn(state.store, state.clock, state.config.principals, state.principals.secrets, state.principals.passwords, { tenantId, username, password, totp, recoveryCode });
     } catch (e) {
       // The password gate is full or shutting down (SERVICE_UNAVAILABLE): a 503 to retry, not a 500.
       if (!isFloeError(e)) throw e;

@@ -1,20 +1,41 @@
 /**
- * Sign-in: tenant, user name and password, then the second factor the account has. The server
- * answers MFA_REQUIRED only after a correct password, so the second step appears only then.
+ * Sign-in: tenant, user name and password, then the second factor the account has (an
+ * authenticator code or a one-time recovery code). The server answers MFA_REQUIRED only after a
+ * correct password, so the second step appears only then. A token restricted to changing the
+ * password or setting up a second factor leads here too, to do just that before anything else.
  */
-import { ApiError, type Api } from '../api.js';
+import { ApiError, sqlString } from '../api.js';
 import { alertBox, field, h, replaceChildren } from '../dom.js';
 import type { Page, PageContext } from '../app.js';
+import { showError } from './errors.js';
+import { showTotpSetup } from './second-factor.js';
+
+export { showError };
+
+type Credentials = { tenant: string; username: string; password: string };
 
 export function signInPage(takeNotice: () => string | undefined): Page {
   return {
     title: 'Sign in',
     render(ctx: PageContext) {
       const box = h('section', { class: 'card narrow', 'aria-labelledby': 'signin-h' });
-      showPasswordStep(ctx, box, takeNotice());
+      const session = ctx.api.session;
+      if (session?.restriction === 'enroll_mfa') {
+        box.setAttribute('aria-labelledby', 'mfa-h');
+        replaceChildren(box, h('h1', { id: 'mfa-h' }, 'Set up a second factor'),
+          h('p', {}, 'Administrators must use a second factor. Set one up to continue.'));
+        const start = h('button', { type: 'button', onclick: () => void showTotpSetup(ctx.api, box, () => ctx.navigate('#/sql')).catch((e) => showError(err, e)) }, 'Use an authenticator app');
+        const err = alertBox(undefined);
+        box.append(h('div', { class: 'row' }, start), err);
+      } else if (session?.restriction === 'change_password') showChangePassword(ctx, box);
+      else showPasswordStep(ctx, box, takeNotice());
       return box;
     },
   };
+}
+
+function afterSignIn(ctx: PageContext): void {
+  ctx.navigate(ctx.api.session?.restriction ? '#/sign-in' : '#/sql');
 }
 
 function showPasswordStep(ctx: PageContext, box: HTMLElement, notice?: string): void {
@@ -30,9 +51,9 @@ function showPasswordStep(ctx: PageContext, box: HTMLElement, notice?: string): 
       const fields = { tenant: tenant.value.trim(), username: username.value.trim(), password: password.value };
       try {
         await ctx.api.signIn(fields);
-        ctx.navigate(ctx.api.session?.restriction ? '#/sign-in' : '#/sql');
+        afterSignIn(ctx);
       } catch (err) {
-        if (err instanceof ApiError && err.code === 'MFA_REQUIRED') return showSecondFactorStep(ctx, box, fields);
+        if (err instanceof ApiError && err.code === 'MFA_REQUIRED') return showSecondFactorStep(ctx, box, fields, 'totp');
         showError(error, err);
       } finally {
         submit.disabled = false;
@@ -43,8 +64,10 @@ function showPasswordStep(ctx: PageContext, box: HTMLElement, notice?: string): 
   username.focus();
 }
 
-function showSecondFactorStep(ctx: PageContext, box: HTMLElement, fields: { tenant: string; username: string; password: string }): void {
-  const code = h('input', { name: 'totp', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', maxlength: 6, required: true });
+function showSecondFactorStep(ctx: PageContext, box: HTMLElement, fields: Credentials, method: 'totp' | 'recovery'): void {
+  const input = method === 'totp'
+    ? h('input', { name: 'totp', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', maxlength: 6, required: true })
+    : h('input', { name: 'recovery_code', autocomplete: 'off', spellcheck: 'false', required: true });
   const error = alertBox(undefined);
   const submit = h('button', { type: 'submit' }, 'Verify');
   const form = h('form', {
@@ -52,25 +75,77 @@ function showSecondFactorStep(ctx: PageContext, box: HTMLElement, fields: { tena
       e.preventDefault();
       submit.disabled = true;
       try {
-        await ctx.api.signIn({ ...fields, totp: code.value.trim() });
-        ctx.navigate(ctx.api.session?.restriction ? '#/sign-in' : '#/sql');
+        await ctx.api.signIn({ ...fields, ...(method === 'totp' ? { totp: input.value.trim() } : { recoveryCode: input.value.trim() }) });
+        afterSignIn(ctx);
       } catch (err) {
         showError(error, err);
       } finally {
         submit.disabled = false;
       }
     },
-  }, h('p', {}, 'Enter the 6-digit code from your authenticator app.'), field('Authenticator code', code), error, submit,
-  h('button', { type: 'button', class: 'link', onclick: () => showPasswordStep(ctx, box) }, 'Start over'));
+  },
+  h('p', {}, method === 'totp' ? 'Enter the 6-digit code from your authenticator app.' : 'Enter one of your recovery codes. Each code works once.'),
+  field(method === 'totp' ? 'Authenticator code' : 'Recovery code', input), error,
+  h('div', { class: 'row' }, submit,
+    h('button', { type: 'button', class: 'link', onclick: () => showSecondFactorStep(ctx, box, fields, method === 'totp' ? 'recovery' : 'totp') },
+      method === 'totp' ? 'Use a recovery code instead' : 'Use an authenticator code instead'),
+    h('button', { type: 'button', class: 'link', onclick: () => showPasswordStep(ctx, box) }, 'Start over')));
   replaceChildren(box, h('h1', { id: 'signin-h' }, 'Second factor'), form);
-  code.focus();
+  input.focus();
 }
 
-export function showError(box: HTMLElement, err: unknown): void {
-  box.textContent = err instanceof Error ? err.message : String(err);
-  box.className = 'alert error';
-  box.setAttribute('role', 'alert');
-  box.hidden = false;
+function showChangePassword(ctx: PageContext, box: HTMLElement): void {
+  const old = h('input', { name: 'old-password', type: 'password', autocomplete: 'current-password', required: true });
+  const fresh = h('input', { name: 'new-password', type: 'password', autocomplete: 'new-password', required: true });
+  const error = alertBox(undefined);
+  const submit = h('button', { type: 'submit' }, 'Change password');
+  const form = h('form', {
+    onsubmit: async (e: Event) => {
+      e.preventDefault();
+      submit.disabled = true;
+      try {
+        await ctx.api.query(`ALTER USER SELF SET PASSWORD ${sqlString(fresh.value)} OLD PASSWORD ${sqlString(old.value)}`);
+        // The change moved the session epoch: sign in again with the new password.
+        ctx.api.signOut();
+        replaceChildren(box, h('h1', { id: 'signin-h' }, 'Password changed'));
+        showPasswordStep(ctx, box, 'Password changed. Sign in with the new password.');
+      } catch (err) {
+        showError(error, err);
+      } finally {
+        submit.disabled = false;
+      }
+    },
+  }, h('p', {}, 'Your password must be changed before you go on.'), field('Current password', old), field('New password', fresh), error, submit);
+  replaceChildren(box, h('h1', { id: 'signin-h' }, 'Change your password'), form);
+  old.focus();
 }
 
-export type { Api };
+/** An invitation URL (`…/invite#token=…`, redirected to /console): set a password to activate the account. */
+export function invitationPage(token: string): Page {
+  return {
+    title: 'Accept invitation',
+    render(ctx) {
+      const password = h('input', { name: 'new-password', type: 'password', autocomplete: 'new-password', required: true });
+      const error = alertBox(undefined);
+      const submit = h('button', { type: 'submit' }, 'Set password');
+      const box = h('section', { class: 'card narrow', 'aria-labelledby': 'invite-h' });
+      const form = h('form', {
+        onsubmit: async (e: Event) => {
+          e.preventDefault();
+          submit.disabled = true;
+          try {
+            await ctx.api.redeemInvitation(token, password.value);
+            history.replaceState(null, '', '/console#/sign-in');
+            showPasswordStep(ctx, box, 'Your account is active. Sign in with your new password.');
+          } catch (err) {
+            showError(error, err);
+          } finally {
+            submit.disabled = false;
+          }
+        },
+      }, h('p', {}, 'Choose a password to activate your account.'), field('New password', password), error, submit);
+      replaceChildren(box, h('h1', { id: 'invite-h' }, 'Accept your invitation'), form);
+      return box;
+    },
+  };
+}
