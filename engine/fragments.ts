@@ -46,6 +46,11 @@ export interface TableScanInput {
    */
   readonly locationMappings?: readonly LocationMapping[];
   /**
+   * Local copies of files on object storage (location as the manifests list it → local path),
+   * fetched into the read-through cache for this query; files not listed are read where they are.
+   */
+  readonly localFiles?: ReadonlyMap<string, string>;
+  /**
    * The table's partition specs (by `specId`). With them, identity-partitioned columns are read from
    * the manifests' partition values, as the spec requires for files written without partition
    * columns (`write.data.partition-columns=false`).

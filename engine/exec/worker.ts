@@ -28,7 +28,7 @@ import { applyTransform } from '../../catalog/iceberg/transforms.js';
 import { DuckDBMaterializedResult, DuckDBResultReader } from '@duckdb/node-api';
 import { isFloeError, floeError } from '../../grammar/errors.js';
 import type { FloeError } from '../../grammar/errors.js';
-import { localPath, projectedFields, quoteIdent, scanSql, sqlString } from '../iceberg-io/read.js';
+import { localPath, projectedFields, quoteIdent, scanFilePath, scanSql, sqlString } from '../iceberg-io/read.js';
 import { hasNestedInitialDefault } from '../iceberg-io/defaults.js';
 import { fileMayMatch } from '../planner/prune.js';
 import type { FileColumn } from '../iceberg-io/read.js';
@@ -537,7 +537,7 @@ const MAX_FILES_INSPECTED = 256;
  */
 async function fileColumnsById(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, Map<number, FileColumn>>> {
   const files = new Map<string, number>();
-  for (const t of scan.tasks) files.set(localPath(t.file.filePath, scan.locationMappings ?? []), t.file.fileSizeInBytes);
+  for (const t of scan.tasks) files.set(scanFilePath(scan, t.file.filePath), t.file.fileSizeInBytes);
   const out = new Map<string, Map<number, FileColumn>>();
   if (files.size === 0 || files.size > MAX_FILES_INSPECTED) return out;
   const unknown: string[] = [];
@@ -597,7 +597,7 @@ function prunedByMetrics(scan: TableScanInput, noIds: ReadonlyMap<string, readon
   const predicates = scan.metricPredicates;
   if (predicates === undefined || predicates.length === 0) return scan;
   const ctx = { schema: scan.schema, specs: new Map((scan.partitionSpecs ?? []).map((s) => [s.specId, s] as const)) };
-  const tasks = scan.tasks.filter((t) => noIds.has(localPath(t.file.filePath, scan.locationMappings ?? [])) || fileMayMatch(t, predicates, ctx));
+  const tasks = scan.tasks.filter((t) => noIds.has(scanFilePath(scan, t.file.filePath)) || fileMayMatch(t, predicates, ctx));
   return tasks.length === scan.tasks.length ? scan : { ...scan, tasks };
 }
 
@@ -606,7 +606,7 @@ function prunedByMetrics(scan: TableScanInput, noIds: ReadonlyMap<string, readon
  * with an initial default is absent from older files, which must read the default (see scanSql).
  */
 async function fileFieldIds(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, ReadonlySet<number>>> {
-  const paths = [...new Set(scan.tasks.map((t) => localPath(t.file.filePath, scan.locationMappings ?? [])))];
+  const paths = [...new Set(scan.tasks.map((t) => scanFilePath(scan, t.file.filePath)))];
   const out = new Map<string, Set<number>>(paths.map((p) => [p, new Set()]));
   if (paths.length === 0) return out;
   const reader = await conn.runAndReadAll(`SELECT file_name, field_id FROM parquet_schema([${paths.map(sqlString).join(', ')}]) WHERE field_id IS NOT NULL`);
@@ -615,7 +615,7 @@ async function fileFieldIds(conn: DuckDBConnection, scan: TableScanInput): Promi
 }
 
 async function filesWithoutFieldIds(conn: DuckDBConnection, scan: TableScanInput): Promise<Map<string, readonly string[]>> {
-  const paths = scan.tasks.map((t) => localPath(t.file.filePath, scan.locationMappings ?? []));
+  const paths = scan.tasks.map((t) => scanFilePath(scan, t.file.filePath));
   const out = new Map<string, readonly string[]>();
   if (paths.length === 0) return out;
   const reader = await conn.runAndReadAll(

@@ -74,6 +74,14 @@ export function duckdbType(type: IcebergType): string {
   }
 }
 
+/**
+ * Where DuckDB reads a file of a scan: its local copy when it lives on object storage (fetched into
+ * the read-through cache before the fragment runs), else the location mapped and made a path.
+ */
+export function scanFilePath(scan: Pick<TableScanInput, 'localFiles' | 'locationMappings'>, location: string): string {
+  return scan.localFiles?.get(location) ?? localPath(location, scan.locationMappings ?? []);
+}
+
 /** Where DuckDB reads a location: mapped by `mappings`, then `file:` URIs turned into paths. */
 export function localPath(location: string, mappings: readonly LocationMapping[] = []): string {
   return resolveLocalPath(remapLocation(location, mappings));
@@ -305,6 +313,13 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
     return `SELECT ${empty}${rowPositions ? ', NULL::VARCHAR AS __floe_file_path, NULL::BIGINT AS __floe_pos' : ''} WHERE false`;
   }
   const nameMapping = parseNameMapping(input.nameMapping);
+  const pathOf = (location: string): string => scanFilePath(input, location);
+  // Data file paths inside position delete files, mapped as the data files were (cached copies included).
+  const cachedPathSql = (expr: string, locations: readonly string[]): string => {
+    const cached = input.localFiles === undefined ? [] : locations.filter((l) => input.localFiles!.has(l));
+    const mapped = localPathSql(expr, mappings);
+    return cached.length === 0 ? mapped : `(CASE ${expr} ${cached.map((l) => `WHEN ${sqlString(l)} THEN ${sqlString(input.localFiles!.get(l)!)}`).join(' ')} ELSE ${mapped} END)`;
+  };
   const specs = new Map((input.partitionSpecs ?? []).map((p) => [p.specId, p] as const));
 
   // Group data files by the delete files that apply (and by whether they carry field ids).
@@ -313,7 +328,7 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
   const nestedDefaulted = new Set<number>();
   for (const f of fields) defaultedDescendants(f.type, nestedDefaulted);
   for (const task of input.tasks) {
-    const path = localPath(task.file.filePath, mappings);
+    const path = pathOf(task.file.filePath);
     const withIds = !noIds.has(path);
     const fileColumns = new Set(noIds.get(path) ?? []);
     const constants = identityConstants(specs, byId, task);
@@ -338,7 +353,7 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
     const constantFields = [...needed.values()].filter((f) => g.constants.has(f.id));
     const neededFields = [...needed.values()].filter((f) => !g.constants.has(f.id));
     const constantSelect = constantFields.map((f) => `${g.constants.get(f.id) as string} AS ${col(f.id)}`);
-    const paths = g.tasks.map((t) => localPath(t.file.filePath, mappings));
+    const paths = g.tasks.map((t) => pathOf(t.file.filePath));
     const positional = g.positionDeletes.length > 0 || rowPositions;
     const extra = positional ? `, filename = '__floe_file', file_row_number = true` : '';
     let source: string;
@@ -369,13 +384,13 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
     }
     const conditions: string[] = [];
     if (g.positionDeletes.length > 0) {
-      const deletePaths = g.positionDeletes.map((d) => localPath(d.file.filePath, mappings));
+      const deletePaths = g.positionDeletes.map((d) => pathOf(d.file.filePath));
       const pmap = schemaMap([
         { id: POSITION_DELETE_FILE_PATH_ID, name: 'file_path', type: 'VARCHAR' },
         { id: POSITION_DELETE_POS_ID, name: 'pos', type: 'BIGINT' },
       ]);
       conditions.push(
-        `NOT EXISTS (SELECT 1 FROM (SELECT ${localPathSql('file_path', mappings)} AS file_path, pos FROM read_parquet(${listOf(deletePaths)}, schema = ${pmap})) AS p WHERE p.file_path = d.__floe_file AND p.pos = d.__floe_pos)`,
+        `NOT EXISTS (SELECT 1 FROM (SELECT ${cachedPathSql('file_path', g.tasks.map((t) => t.file.filePath))} AS file_path, pos FROM read_parquet(${listOf(deletePaths)}, schema = ${pmap})) AS p WHERE p.file_path = d.__floe_file AND p.pos = d.__floe_pos)`,
       );
     }
     for (const del of g.equalityDeletes) {
@@ -387,7 +402,7 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
       const emap = fromFile.length === 0 ? '' : `, schema = ${schemaMap(fromFile.map((id) => ({ id, name: `__floe_e${id}`, type: duckdbType((byId.get(id) as NestedField).type) })))}`;
       const eCols = [...fromFile.map((id) => quoteIdent(`__floe_e${id}`)), ...ids.filter((id) => delConstants.has(id)).map((id) => `${delConstants.get(id) as string} AS ${quoteIdent(`__floe_e${id}`)}`), '1 AS __floe_one'];
       const on = ids.map((id) => `e.${quoteIdent(`__floe_e${id}`)} IS NOT DISTINCT FROM d.${col(id)}`).join(' AND ');
-      conditions.push(`NOT EXISTS (SELECT 1 FROM (SELECT ${eCols.join(', ')} FROM read_parquet(${listOf([localPath(del.file.filePath, mappings)])}${emap})) AS e WHERE ${on})`);
+      conditions.push(`NOT EXISTS (SELECT 1 FROM (SELECT ${eCols.join(', ')} FROM read_parquet(${listOf([pathOf(del.file.filePath)])}${emap})) AS e WHERE ${on})`);
     }
     const positionOutputs = rowPositions
       ? `${fields.length > 0 ? ', ' : ''}(CASE d.__floe_file ${g.tasks.map((t, i) => `WHEN ${sqlString(paths[i] as string)} THEN ${sqlString(t.file.filePath)}`).join(' ')} END) AS __floe_file_path, d.__floe_pos AS __floe_pos`
