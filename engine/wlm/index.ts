@@ -4,10 +4,10 @@ export * from './routing.js';
 export * from './clock.js';
 export * from './killer.js';
 export { CancellationSource, type Cancellation } from './cancellation.js';
-export { WorkloadManager, type AdmissionRequest, type AdmissionTicket, type AdmitOptions, type QueryLease, type WorkloadManagerOptions } from './manager.js';
+export { WorkloadManager, type AdmissionRequest, type AdmissionTicket, type AdmitOptions, type QueryLease, type RunningQuery, type WorkloadManagerOptions } from './manager.js';
 export {
   computeLevel, levelFor, LEVEL_THRESHOLD_SECONDS, LEVEL_TIME_MULTIPLIER, LEVEL_CONTRIBUTION_CAP_NANOS, HIGH_PRIORITY,
-  MultilevelQueue, MlfqDispatcher, type FragmentQuantum, type FragmentRunner, type QuantumResult, type MlfqStats,
+  levelShares, MultilevelQueue, MlfqDispatcher, type TakenQuantum, type FragmentQuantum, type FragmentRunner, type QuantumResult, type MlfqStats,
 } from './mlfq.js';
 export { type ResourceGroupRow } from './resource-groups.js';
 export { createWorkloadMetrics, type WorkloadMetrics } from './metrics.js';

@@ -94,6 +94,20 @@ export interface QueryLease {
   release(): void;
 }
 
+/** A running query as `WorkloadManager.runningQueries` shows it. */
+export interface RunningQuery {
+  readonly queryId: string;
+  /** `/root/a/b`. */
+  readonly groupPath: string;
+  readonly source: string | null;
+  readonly workloadClass: WorkloadClass;
+  readonly priority: number;
+  /** MLFQ level of its next quantum. */
+  readonly level: number;
+  /** CPU its quanta used so far (ms), what its level follows from. */
+  readonly scheduledCpuMs: number;
+}
+
 /** Releases whatever `admit` attached to the caller's cancellation. */
 type Detach = () => void;
 
@@ -312,6 +326,23 @@ export class WorkloadManager {
 
   mlfqStats(): MlfqStats {
     return this.mlfq.stats();
+  }
+
+  /**
+   * The running queries with their MLFQ accounts: the level their next quantum runs at and the CPU
+   * charged to them so far (ms, the workers' thread CPU per quantum). For diagnostics and
+   * `bench/mlfq`, which measures the levels' shares from it.
+   */
+  runningQueries(): RunningQuery[] {
+    const rows: RunningQuery[] = [];
+    for (const q of this.active.values()) {
+      if (q.state !== 'running') continue;
+      rows.push({
+        queryId: q.queryId, groupPath: q.groupPath, source: q.request.source, workloadClass: q.request.workloadClass, priority: q.request.priority,
+        level: this.mlfq.levelOf(q.queryId) ?? 0, scheduledCpuMs: this.mlfq.scheduledMsOf(q.queryId) ?? 0,
+      });
+    }
+    return rows;
   }
 
   /** Queries admitted and not yet released (queued or running). */
