@@ -28,6 +28,8 @@ export const ERRORS = {
   UNSUPPORTED_INDEX: def<{ statement: string }>('0A000', 400, (p) =>
     `not supported: ${p.statement} (Iceberg tables have no indexes; Floe skips files by partition values and column statistics, so partition or sort the table instead)`),
   INVALID_TABLE_DEFINITION: def<{ detail: string }>('42P16', 400, (p) => `invalid table definition: ${p.detail}`),
+  AMBIGUOUS_NAME: def<{ name: string; readings: string; remedy: string }>('42P09', 400, (p) =>
+    `name ${p.name} is ambiguous: it reads as ${p.readings}; ${p.remedy}`),
   UNDEFINED_TABLE: def<{ name: string }>('42P01', 404, (p) => `table or view does not exist: ${p.name}`),
   UNDEFINED_SCHEMA: def<{ name: string }>('3F000', 404, (p) => `schema does not exist: ${p.name}`),
   UNDEFINED_CATALOG: def<{ name: string }>('3D000', 404, (p) => `catalog does not exist: ${p.name}`),

@@ -27,8 +27,8 @@ import type { NestedField } from '../../catalog/iceberg/types.js';
 import type { LocationMapping } from '../../storage-creds/file-io.js';
 import { caseCollidingFieldIds, scanColumnName } from '../fragments.js';
 import { checkIsolation, checkNode } from './isolation.js';
-import { formatTableName, isSystemTableName, resolveTableName, tableKey } from './names.js';
-import type { NameDefaults, TableName } from './names.js';
+import { formatTableName, isSystemTableName, namespaceKey, resolveTableRef, tableKey } from './names.js';
+import type { NameDefaults, NamespaceFacts, NamespaceRef, TableName } from './names.js';
 import { conjuncts, flipComparison, likePrefix, literalForType, timestampMicros } from './predicates.js';
 import type { ScanPredicate } from './predicates.js';
 
@@ -78,6 +78,11 @@ export interface BindRequest {
   readonly parse: (sql: string) => Statement;
   /** Deepest view nesting accepted (cycles are caught before). Default 32. */
   readonly maxViewDepth?: number;
+  /**
+   * Which namespaces exist, for names of three or more parts (`resolveNamespacePath`). Without it,
+   * such names are `catalog.namespace….table` and `needs` never lists namespaces.
+   */
+  readonly namespaces?: NamespaceFacts;
 }
 
 // ------------------------------------------------------------------ what the binder returns
@@ -124,7 +129,7 @@ export interface BoundQuery {
 }
 
 export type BindResult =
-  | { readonly kind: 'needs'; readonly tables: readonly TableName[] }
+  | { readonly kind: 'needs'; readonly tables: readonly TableName[]; readonly namespaces: readonly NamespaceRef[] }
   | { readonly kind: 'bound'; readonly query: BoundQuery };
 
 /** Synthetic relation name of the n-th table scan in bound IR. */
@@ -229,6 +234,7 @@ function columnText(ref: ColumnRef): string {
 
 class Binder {
   readonly needs = new Map<string, TableName>();
+  readonly needsNamespaces = new Map<string, NamespaceRef>();
   readonly scans: { state: ScanState; table: TableName; metadata: TableMetadata; selector: SnapshotSelector; snapshot: Snapshot | undefined; schema: Schema; locationMappings: readonly LocationMapping[] | undefined }[] = [];
   readonly systemScans: BoundSystemScan[] = [];
   readonly #views = new Map<string, Statement>();
@@ -410,8 +416,15 @@ class Binder {
     const last = rel.table.parts[rel.table.parts.length - 1]!;
     // DuckDB would read a file named like this (a replacement scan); Floe never does.
     if (looksLikeFilePath(last.name)) throw floeError('PERMISSION_DENIED', { detail: `"${last.name}" looks like a file path; only catalog tables can be read` });
-    const name = resolveTableName(rel.table, env.defaults);
     const alias: TableAlias = rel.alias ?? make('TableAlias', last.span, { name: last, columns: [] });
+    const resolution = resolveTableRef(rel.table, env.defaults, this.request.namespaces);
+    if (resolution.kind === 'needs') {
+      // Which namespace the name is in depends on what exists: ask, and bind it next round.
+      this.needsNamespaces.set(namespaceKey(resolution.namespace), resolution.namespace);
+      const out = { names: [], complete: false };
+      return { rel, out, entries: [scanEntry(alias, undefined, out, undefined, [])], inner: [] };
+    }
+    const name = resolution.name;
     if (isSystemTableName(name)) {
       const system = this.request.systemTables.get(name.name);
       if (system === undefined) throw floeError('UNDEFINED_TABLE', { name: formatTableName(name) });
@@ -840,7 +853,7 @@ export function bindQuery(query: Relation, request: BindRequest): BindResult {
   checkNode(query);
   const binder = new Binder(request);
   const bound = binder.relation(query, { defaults: request.defaults, outer: [], ctes: new Map(), aliasNames: NO_NAMES, viewStack: [] });
-  if (binder.needs.size > 0) return { kind: 'needs', tables: [...binder.needs.values()] };
+  if (binder.needs.size > 0 || binder.needsNamespaces.size > 0) return { kind: 'needs', tables: [...binder.needs.values()], namespaces: [...binder.needsNamespaces.values()] };
   const scans = binder.scans.map(({ state, table, metadata, selector, snapshot, schema, locationMappings }): BoundScan => {
     let columns: readonly number[] | 'all';
     if (state.all) columns = 'all';

@@ -12,8 +12,8 @@ export { bindQuery, bindStatement, looksLikeFilePath, scanPlaceholder, snapshotS
 export type { BindRequest, BindResult, BoundQuery, BoundScan, BoundSystemScan, ForbiddenFacts, MissingFacts, RelationFacts, SystemTableFacts, TableFacts, ViewFacts } from './bind.js';
 export { checkIsolation, isFloeSetting, refuseEngineStatement } from './isolation.js';
 export { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS } from './function-allowlist.js';
-export { formatTableName, resolveTableName, tableKey, isSystemTableName, SYSTEM_SCHEMA } from './names.js';
-export type { NameDefaults, TableName } from './names.js';
+export { formatTableName, resolveTableName, resolveTableRef, resolveNamespacePath, namespaceKey, tableKey, isSystemTableName, SYSTEM_SCHEMA } from './names.js';
+export type { NameDefaults, TableName, NamespaceFacts, NamespaceRef, PathResolution, TableResolution } from './names.js';
 export type { ScanPredicate } from './predicates.js';
 export { fileMayMatch, pruneFiles, summaryRecords } from './prune.js';
 export type { PruneContext, PrunedFiles, PrunableFile } from './prune.js';

@@ -3,8 +3,9 @@
  * CATALOGS/SCHEMAS/TABLES/VIEWS and DESCRIBE, each one call of the catalog service (the same
  * operations the Iceberg REST routes call), its errors turned into the query interface's codes.
  *
- * Names: `t` is a table of the session's schema, `s.t` of the session's catalog, `c.s.t` fully
- * qualified; a schema is one namespace level (Trino's and Spark's convention).
+ * Names: `t` is a table of the session's schema, `s.t` of the session's catalog, longer names by
+ * the binder's namespace-path rule (`c.s.t`, `c.a.b.t`, or `a.b.t` nested in the current catalog;
+ * see `NamespaceLookup`).
  */
 import { floeError, isFloeError, type FloeError } from '../../grammar/errors.js';
 import type { AlterTable, AlterTableAction, OptionEntry, QualifiedName, Statement } from '../../grammar/ir.js';
@@ -18,7 +19,9 @@ import { isPrimitive, isPromotionAllowed, nestedField, type NestedField } from '
 import type { TableRequirement, TableUpdate } from '../../catalog/iceberg/table-updates.js';
 import { typeName } from '../system/catalog-tables.js';
 import { FieldIds, icebergType, partitionSpecFromSql, refuseColumnConstraints, refuseConstraints, schemaFromColumns } from './schema-from-ir.js';
-import { identName } from '../planner/names.js';
+import { formatNamespacePath, formatTableName } from '../planner/names.js';
+import { allNamespaces } from '../system/catalog-tables.js';
+import { NamespaceLookup } from './namespace-lookup.js';
 import type { RowSet, SessionState, StatementContext } from './query-service.js';
 
 export interface TableAddress {
@@ -31,25 +34,24 @@ export function catalogContextOf(ctx: StatementContext): CatalogContext {
 }
 
 /** A table or view name as the session reads it. */
-export function tableAddress(name: QualifiedName, session: SessionState): TableAddress {
-  // Unquoted names fold to lower case, as the binder reads them (engine/planner/names.ts).
-  const parts = name.parts.map((p) => identName(p));
-  if (parts.length === 1) return { catalog: session.catalog, ident: { namespace: [session.schema], name: parts[0]! } };
-  if (parts.length === 2) return { catalog: session.catalog, ident: { namespace: [parts[0]!], name: parts[1]! } };
-  if (parts.length === 3) return { catalog: parts[0]!, ident: { namespace: [parts[1]!], name: parts[2]! } };
-  throw floeError('INVALID_PARAMETER', { name: 'name', detail: `${parts.join('.')} has more than three parts (catalog.schema.table)` });
+/**
+ * A table name as the session reads it: `t`, `s.t`, `c.s.t`, `c.a.b.t`, or `a.b.t` for a nested
+ * namespace `a.b` of the current catalog: the binder's rule (engine/planner/names.ts), so DDL and
+ * queries read a name alike.
+ */
+export async function tableAddress(lookup: NamespaceLookup, name: QualifiedName, session: SessionState): Promise<TableAddress> {
+  const t = await lookup.tableName(name, { catalog: session.catalog, namespace: [session.schema] });
+  return { catalog: t.catalog, ident: { namespace: t.namespace, name: t.name } };
 }
 
-/** A schema name as the session reads it. */
-export function schemaAddress(name: QualifiedName | undefined, session: SessionState): { catalog: string; namespace: Namespace } {
+/** A schema name as the session reads it: `s`, `c.s`, `c.a.b`, or `a.b` nested in the current catalog. */
+export async function schemaAddress(lookup: NamespaceLookup, name: QualifiedName | undefined, session: SessionState): Promise<{ catalog: string; namespace: Namespace }> {
   if (name === undefined) return { catalog: session.catalog, namespace: [session.schema] };
-  const parts = name.parts.map((p) => identName(p));
-  if (parts.length === 1) return { catalog: session.catalog, namespace: [parts[0]!] };
-  if (parts.length === 2) return { catalog: parts[0]!, namespace: [parts[1]!] };
-  throw floeError('INVALID_PARAMETER', { name: 'schema', detail: `${parts.join('.')} has more than two parts (catalog.schema)` });
+  const at = await lookup.namespace(name, session.catalog);
+  return { catalog: at.catalog, namespace: [...at.namespace] };
 }
 
-const display = (a: TableAddress) => [a.catalog, ...a.ident.namespace, a.ident.name].join('.');
+const display = (a: TableAddress) => formatTableName({ catalog: a.catalog, namespace: a.ident.namespace, name: a.ident.name });
 
 /** A catalog-service error as the query interface's error (unknown errors pass through as bugs). */
 export function sqlErrorOf(e: unknown, what: string): unknown {
@@ -104,9 +106,10 @@ export class CatalogStatements {
 
   async run(ctx: StatementContext, s: Statement): Promise<RowSet> {
     const cc = catalogContextOf(ctx);
+    const lookup = new NamespaceLookup(this.catalog, cc);
     switch (s.kind) {
       case 'CreateSchema': {
-        const at = schemaAddress(s.name, ctx.session);
+        const at = await schemaAddress(lookup, s.name, ctx.session);
         const name = [at.catalog, ...at.namespace].join('.');
         try {
           await mapped(name, () => this.catalog.createNamespace(cc, at.catalog, at.namespace, properties(s.properties)));
@@ -117,7 +120,7 @@ export class CatalogStatements {
         return ok();
       }
       case 'DropSchema': {
-        const at = schemaAddress(s.name, ctx.session);
+        const at = await schemaAddress(lookup, s.name, ctx.session);
         const name = [at.catalog, ...at.namespace].join('.');
         try {
           if (s.cascade) {
@@ -132,7 +135,7 @@ export class CatalogStatements {
         return ok();
       }
       case 'CreateTable': {
-        const at = tableAddress(s.name, ctx.session);
+        const at = await tableAddress(lookup, s.name, ctx.session);
         if (s.orReplace) throw floeError('UNSUPPORTED_STATEMENT', { what: 'CREATE OR REPLACE TABLE (drop the table first)' });
         if (s.using !== undefined && s.using !== 'iceberg') throw floeError('UNSUPPORTED_STATEMENT', { what: `USING ${s.using} (Floe tables are Iceberg)` });
         refuseConstraints(s.columns, s.refused, display(at));
@@ -154,7 +157,7 @@ export class CatalogStatements {
         return ok();
       }
       case 'DropTable': {
-        const at = tableAddress(s.name, ctx.session);
+        const at = await tableAddress(lookup, s.name, ctx.session);
         try {
           await mapped(display(at), () => this.catalog.dropTable(cc, at.catalog, at.ident, { purge: s.purge }));
         } catch (e) {
@@ -164,9 +167,9 @@ export class CatalogStatements {
         return ok();
       }
       case 'AlterTable':
-        return this.alterTable(ctx, cc, s);
+        return this.alterTable(ctx, cc, lookup, s);
       case 'DropView': {
-        const at = tableAddress(s.name, ctx.session);
+        const at = await tableAddress(lookup, s.name, ctx.session);
         try {
           await mapped(display(at), () => this.catalog.dropView(cc, at.catalog, at.ident));
         } catch (e) {
@@ -183,24 +186,18 @@ export class CatalogStatements {
       case 'ShowSchemas': {
         const catalog = s.in === undefined ? ctx.session.catalog : s.in.parts.map((p) => p.name).join('.');
         const like = likeMatcher(s.like);
-        const names: string[] = [];
-        let pageToken: string | undefined;
-        do {
-          const page = await mapped(catalog, () => this.catalog.listNamespaces(cc, catalog, undefined, pageToken === undefined ? undefined : { pageToken }));
-          names.push(...page.items.map((ns) => ns.join('.')));
-          pageToken = page.nextPageToken;
-        } while (pageToken !== undefined);
+        const names = (await mapped(catalog, () => allNamespaces(this.catalog, cc, catalog))).map(formatNamespacePath);
         return { columns: ['schema'], types: ['VARCHAR'], rows: names.filter(like).sort().map((n) => [n]) };
       }
       case 'ShowTables':
       case 'ShowViews': {
-        const at = schemaAddress(s.in, ctx.session);
+        const at = await schemaAddress(lookup, s.in, ctx.session);
         const like = likeMatcher(s.like);
         const list = s.kind === 'ShowTables' ? await this.allTables(cc, at.catalog, at.namespace) : await this.allViews(cc, at.catalog, at.namespace);
         return { columns: [s.kind === 'ShowTables' ? 'table' : 'view'], types: ['VARCHAR'], rows: list.map((t) => t.name).filter(like).sort().map((n) => [n]) };
       }
       case 'DescribeTable': {
-        const at = tableAddress(s.name, ctx.session);
+        const at = await tableAddress(lookup, s.name, ctx.session);
         const loaded = await mapped(display(at), () => this.catalog.loadTable(cc, at.catalog, at.ident));
         const schema = currentSchema(loaded.metadata);
         const partitioned = new Set(defaultPartitionSpec(loaded.metadata).fields.map((f) => f.sourceId));
@@ -242,8 +239,8 @@ export class CatalogStatements {
     return out;
   }
 
-  private async alterTable(ctx: StatementContext, cc: CatalogContext, s: AlterTable): Promise<RowSet> {
-    const at = tableAddress(s.name, ctx.session);
+  private async alterTable(ctx: StatementContext, cc: CatalogContext, lookup: NamespaceLookup, s: AlterTable): Promise<RowSet> {
+    const at = await tableAddress(lookup, s.name, ctx.session);
     let loaded;
     try {
       loaded = await mapped(display(at), () => this.catalog.loadTable(cc, at.catalog, at.ident));
@@ -253,7 +250,7 @@ export class CatalogStatements {
     }
     const a = s.action;
     if (a.kind === 'RenameTable') {
-      const to = tableAddress(a.newName, ctx.session);
+      const to = await tableAddress(lookup, a.newName, ctx.session);
       if (to.catalog !== at.catalog) throw floeError('INVALID_PARAMETER', { name: 'RENAME TO', detail: 'a table cannot move to another catalog' });
       await mapped(display(to), () => this.catalog.renameTable(cc, at.catalog, at.ident, to.ident));
       return ok();

@@ -9,6 +9,7 @@
  *
  * The planner does no I/O and the workers touch no store: this module is the I/O between them.
  */
+import { NamespaceLookup } from './namespace-lookup.js';
 import { floeError, isFloeError, FloeError } from '../../grammar/errors.js';
 import type { Parser } from '../../grammar/parser.js';
 import type { Query, Statement } from '../../grammar/ir.js';
@@ -109,15 +110,19 @@ export class QueryRunner {
   async bind(ctx: StatementContext, statement: Statement): Promise<BoundQuery> {
     const facts = new Map<string, RelationFacts>();
     const systemTables = new Map<string, SystemTableFacts>([...this.o.systemTables].map(([name, p]) => [name, { columns: p.columns.map((c) => c.name) }]));
+    const namespaces = new NamespaceLookup(this.o.catalog, catalogContextOf(ctx));
     const request = {
       defaults: { catalog: ctx.session.catalog, namespace: [ctx.session.schema] },
-      facts, systemTables, parse: (sql: string) => guardDivisions(this.o.parser.parse(sql)),
+      facts, systemTables, parse: (sql: string) => guardDivisions(this.o.parser.parse(sql)), namespaces: namespaces.facts,
     };
     const guarded = guardDivisions(statement);
     for (let round = 0; round < MAX_BIND_ROUNDS; round++) {
       const r = bindStatement(guarded, request);
       if (r.kind === 'bound') return r.query;
-      await Promise.all(r.tables.map(async (name) => facts.set(tableKey(name), await this.load(ctx, name))));
+      await Promise.all([
+        ...r.tables.map(async (name) => facts.set(tableKey(name), await this.load(ctx, name))),
+        namespaces.learn(r.namespaces),
+      ]);
     }
     throw floeError('INVALID_REQUEST', { detail: 'views nest too deeply' });
   }

@@ -26,7 +26,8 @@ import type { FileScanTask } from '../../catalog/iceberg/scan.js';
 import type { TableRequirement } from '../../catalog/iceberg/table-updates.js';
 import { schema as makeSchema } from '../../catalog/iceberg/schema.js';
 import { findFieldByName } from '../../catalog/iceberg/schema.js';
-import { estimatedRows, formatTableName, fragmentQuery, resolveTableName, type BoundQuery, type PlannedScan } from '../planner/index.js';
+import { estimatedRows, formatTableName, fragmentQuery, type BoundQuery, type PlannedScan } from '../planner/index.js';
+import { NamespaceLookup } from './namespace-lookup.js';
 import { identName } from '../planner/names.js';
 import { caseCollidingFieldIds, scanRelation, type Fragment, type FragmentPlan, type TableScanInput } from '../fragments.js';
 import type { Executor } from '../exec/index.js';
@@ -78,8 +79,9 @@ export class WriteRunner {
     }
   }
 
-  private target(ctx: StatementContext, name: Insert['table']): Target {
-    const t = resolveTableName(name, { catalog: ctx.session.catalog, namespace: [ctx.session.schema] });
+  private async target(ctx: StatementContext, name: Insert['table']): Promise<Target> {
+    const lookup = new NamespaceLookup(this.o.catalog, catalogContextOf(ctx));
+    const t = await lookup.tableName(name, { catalog: ctx.session.catalog, namespace: [ctx.session.schema] });
     return { catalog: t.catalog, ident: { namespace: t.namespace, name: t.name }, display: [t.catalog, ...t.namespace, t.name].join('.') };
   }
 
@@ -121,7 +123,7 @@ export class WriteRunner {
   // ------------------------------------------------------------------ INSERT and CREATE TABLE AS
 
   private async insert(ctx: StatementContext, s: Insert): Promise<RowSet> {
-    const t = this.target(ctx, s.table);
+    const t = await this.target(ctx, s.table);
     const loaded = await this.loadTarget(ctx, t);
     const schema = currentSchema(loaded.metadata);
     const targetColumns = s.columns.length > 0 ? s.columns.map((c) => {
@@ -203,7 +205,7 @@ export class WriteRunner {
   }
 
   private async createTableAs(ctx: StatementContext, s: CreateTableAs): Promise<RowSet> {
-    const t = this.target(ctx, s.name);
+    const t = await this.target(ctx, s.name);
     if (s.orReplace) throw floeError('UNSUPPORTED_STATEMENT', { what: 'CREATE OR REPLACE TABLE … AS (drop the table first)' });
     const cc = catalogContextOf(ctx);
     if (await this.o.catalog.tableExists(cc, t.catalog, t.ident).catch((e: unknown) => { throw sqlErrorOf(e, t.display); })) {
@@ -248,7 +250,7 @@ export class WriteRunner {
 
   /** DELETE FROM t [USING …] [WHERE …]: with USING, a target row goes when at least one row of USING matches it (PostgreSQL). */
   private async deleteRows(ctx: StatementContext, s: Delete): Promise<RowSet> {
-    const t = this.target(ctx, s.table);
+    const t = await this.target(ctx, s.table);
     const loaded = await this.loadTarget(ctx, t);
     const schema = currentSchema(loaded.metadata);
     const target = this.targetRef(s);
@@ -270,7 +272,7 @@ export class WriteRunner {
    * more than one row is CARDINALITY_VIOLATION, as in MERGE, rather than PostgreSQL's arbitrary pick.
    */
   private async update(ctx: StatementContext, s: Update): Promise<RowSet> {
-    const t = this.target(ctx, s.table);
+    const t = await this.target(ctx, s.table);
     const loaded = await this.loadTarget(ctx, t);
     const schema = currentSchema(loaded.metadata);
     const sets = new Map<number, string>();
@@ -436,7 +438,7 @@ export class WriteRunner {
    * meanwhile could have matched.
    */
   private async merge(ctx: StatementContext, s: Merge): Promise<RowSet> {
-    const t = this.target(ctx, s.target);
+    const t = await this.target(ctx, s.target);
     const loaded = await this.loadTarget(ctx, t);
     const metadata = loaded.metadata;
     const schema = currentSchema(metadata);
@@ -562,7 +564,7 @@ export class WriteRunner {
   // ------------------------------------------------------------------ views
 
   private async createView(ctx: StatementContext, s: CreateView): Promise<RowSet> {
-    const t = this.target(ctx, s.name);
+    const t = await this.target(ctx, s.name);
     const cc = catalogContextOf(ctx);
     const source = await this.sourceOf(ctx, s);
     const names: readonly string[] = s.columnNames.length > 0 ? s.columnNames.map((c) => identName(c)) : source.columns;

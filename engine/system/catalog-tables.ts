@@ -11,6 +11,7 @@ import { currentSchema, currentSnapshot, defaultPartitionSpec, type TableMetadat
 import { transformToString } from '../../catalog/iceberg/transforms.js';
 import { isPrimitive, primitiveToString, type IcebergType } from '../../catalog/iceberg/types.js';
 import { unreachable } from '../../grammar/ir.js';
+import { formatNamespacePath } from '../planner/names.js';
 import type { SystemColumn, SystemPushdown, SystemRow, SystemTableProvider, SystemViewer } from './provider.js';
 
 function contextOf(viewer: SystemViewer): CatalogContext {
@@ -57,6 +58,23 @@ async function allPages<T>(page: (token: string | undefined) => Promise<{ items:
   return out;
 }
 
+/**
+ * Every namespace of a catalog, nested ones included (a namespace `a.b` created over REST, as Spark
+ * and PyIceberg do), parents before children, in name order.
+ */
+export async function allNamespaces(catalog: CatalogService, cc: CatalogContext, catalogName: string): Promise<Namespace[]> {
+  const out: Namespace[] = [];
+  const walk = async (parent: Namespace | undefined): Promise<void> => {
+    const children = await allPages<Namespace>((t) => catalog.listNamespaces(cc, catalogName, parent, t === undefined ? undefined : { pageToken: t }));
+    for (const ns of children) {
+      out.push(ns);
+      await walk(ns);
+    }
+  };
+  await walk(undefined);
+  return out;
+}
+
 export class NamespacesProvider implements SystemTableProvider {
   readonly name = 'namespaces';
   readonly columns: readonly SystemColumn[] = [
@@ -71,8 +89,7 @@ export class NamespacesProvider implements SystemTableProvider {
     const catalogs = (await this.catalog.listCatalogs(cc)).map((c) => c.name).filter((n) => only === undefined || n === only).sort();
     const rows: SystemRow[] = [];
     for (const c of catalogs) {
-      const namespaces = await allPages<Namespace>((t) => this.catalog.listNamespaces(cc, c, undefined, t === undefined ? undefined : { pageToken: t }));
-      for (const ns of namespaces) rows.push({ catalog: c, schema: ns.join('.') });
+      for (const ns of await allNamespaces(this.catalog, cc, c)) rows.push({ catalog: c, schema: formatNamespacePath(ns) });
     }
     return rows;
   }
@@ -94,14 +111,18 @@ export class TablesProvider implements SystemTableProvider {
   ];
   constructor(private readonly catalog: CatalogService) {}
 
-  /** The tables' names only (no metadata loaded): what `GET /api/tables` needs. */
+  /** The tables' names only (no metadata loaded): what `GET /api/tables` needs. Nested namespaces included. */
   async names(viewer: SystemViewer, catalogName: string): Promise<{ catalog: string; schema: string; name: string }[]> {
+    return (await this.located(viewer, catalogName)).map(({ catalog, schema, name }) => ({ catalog, schema, name }));
+  }
+
+  /** Every table of a catalog with its namespace's levels (the `schema` shown is their path form). */
+  private async located(viewer: SystemViewer, catalogName: string): Promise<{ catalog: string; schema: string; namespace: Namespace; name: string }[]> {
     const cc = contextOf(viewer);
-    const namespaces = await allPages<Namespace>((t) => this.catalog.listNamespaces(cc, catalogName, undefined, t === undefined ? undefined : { pageToken: t }));
-    const out: { catalog: string; schema: string; name: string }[] = [];
-    for (const ns of namespaces) {
+    const out: { catalog: string; schema: string; namespace: Namespace; name: string }[] = [];
+    for (const ns of await allNamespaces(this.catalog, cc, catalogName)) {
       const tables = await allPages((t) => this.catalog.listTables(cc, catalogName, ns, t === undefined ? undefined : { pageToken: t }));
-      for (const tb of tables) out.push({ catalog: catalogName, schema: ns.join('.'), name: tb.name });
+      for (const tb of tables) out.push({ catalog: catalogName, schema: formatNamespacePath(ns), namespace: ns, name: tb.name });
     }
     return out;
   }
@@ -117,12 +138,12 @@ export class TablesProvider implements SystemTableProvider {
     const catalogs = (await this.catalog.listCatalogs(cc)).map((c) => c.name).filter((n) => eq?.get('catalog') === undefined || n === eq.get('catalog')).sort();
     const rows: SystemRow[] = [];
     for (const c of catalogs) {
-      for (const t of await this.names(viewer, c)) {
+      for (const t of await this.located(viewer, c)) {
         if (eq?.get('schema') !== undefined && t.schema !== eq.get('schema')) continue;
         if (eq?.get('name') !== undefined && t.name !== eq.get('name')) continue;
         let m: TableMetadata;
         try {
-          m = await this.describe(viewer, c, t.schema.split('.'), t.name);
+          m = await this.describe(viewer, c, t.namespace, t.name);
         } catch {
           continue; // dropped between the listing and the load, or its metadata file is gone
         }
