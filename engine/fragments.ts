@@ -22,6 +22,8 @@ export interface TableScanInput {
   readonly relation: string;
   /** `catalog.namespace.table`, for messages and history. */
   readonly tableName: string;
+  /** The table's catalog (whose storage holds its files). */
+  readonly catalog?: string;
   /** The schema to read with (field ids are the truth; names are the current names). */
   readonly schema: Schema;
   /** Field ids of the top-level columns the query reads, in schema order; 'all' reads every column. */

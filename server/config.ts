@@ -91,6 +91,18 @@ export interface FloeConfig {
   readonly principals: PrincipalsConfig;
   /** Webhook delivery worker. */
   readonly webhooks: WebhooksConfig;
+  /** Object storage as the engine reads it. */
+  readonly storage: {
+    /** The read-through cache of object-store data files (engine/exec/file-cache.ts). */
+    readonly cache: {
+      /** Most bytes the cache holds on local disk, fetches in flight included. */
+      readonly max_bytes: number;
+      /** Its folder; `<data_dir>/cache` when null. Emptied at start. */
+      readonly directory: string | null;
+      /** Most object fetches in flight. */
+      readonly concurrency: number;
+    };
+  };
 }
 
 export const DEFAULT_CONFIG: FloeConfig = {
@@ -124,6 +136,7 @@ export const DEFAULT_CONFIG: FloeConfig = {
   workload: DEFAULT_WORKLOAD_SPEC,
   principals: DEFAULT_PRINCIPALS_CONFIG,
   webhooks: DEFAULT_WEBHOOKS_CONFIG,
+  storage: { cache: { max_bytes: 4 * 1024 ** 3, directory: null, concurrency: 16 } },
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -193,6 +206,19 @@ export const CONFIG_SCHEMA = {
         threads_per_worker: { type: 'integer', minimum: 1, maximum: 256 },
         data_directories: { type: 'array', items: { type: 'string', minLength: 1 } },
         spill_directory: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }] },
+      },
+    },
+    storage: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        cache: {
+          type: 'object', additionalProperties: false,
+          properties: {
+            max_bytes: { type: 'integer', minimum: 0 },
+            directory: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }] },
+            concurrency: { type: 'integer', minimum: 1, maximum: 1024 },
+          },
+        },
       },
     },
     principals: {

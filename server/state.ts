@@ -30,6 +30,8 @@ import { QueryRunner } from '../engine/session/query-runner.js';
 import { WriteRunner } from '../engine/session/write-runner.js';
 import { PrincipalStatements } from '../engine/session/principal-statements.js';
 import { createExecutor, type Executor } from '../engine/exec/index.js';
+import { FileCache } from '../engine/exec/file-cache.js';
+import { localizingExecutor } from '../engine/exec/localizing-executor.js';
 import { WorkloadManager, createWorkloadMetrics, resolveWorkloadConfig, systemClock as wlmSystemClock } from '../engine/wlm/index.js';
 import { DEFAULT_FRAGMENT_OPTIONS } from '../engine/planner/index.js';
 import type { SystemTableProvider } from '../engine/system/provider.js';
@@ -141,7 +143,12 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       [history.name, history], [tablesProvider.name, tablesProvider], ['namespaces', new NamespacesProvider(catalog)], [resourceGroups.name, resourceGroups],
       ['audit_log', new AuditLogProvider(store)],
     ]);
-    const queryRunnerExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), writePlan: (p, r, o) => executorOf().writePlan(p, r, o), get stagingDirectory() { return executorOf().stagingDirectory; }, get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
+    // Data files on object storage are read through the local read-through cache (docs/storage.md).
+    const fileCache = new FileCache({
+      directory: config.storage.cache.directory ?? resolve(dataDir, 'cache'), maxBytes: config.storage.cache.max_bytes, concurrency: config.storage.cache.concurrency,
+    });
+    const poolExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), writePlan: (p, r, o) => executorOf().writePlan(p, r, o), get stagingDirectory() { return executorOf().stagingDirectory; }, get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
+    const queryRunnerExecutor = localizingExecutor(poolExecutor, fileCache);
     const queryRunner = new QueryRunner({
       catalog, parser, executor: queryRunnerExecutor,
       wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
@@ -189,6 +196,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         if (timer) clearInterval(timer);
         await history.close();
         await executor?.close();
+        fileCache.close();
         await parseOffload.close();
         clearInterval(idempotencyTimer);
         maintenance.stop();

@@ -88,6 +88,11 @@ export interface ExecutorQuantumResult {
 export type FragmentScheduler = (run: (quantum: ExecutorQuantum) => Promise<ExecutorQuantumResult>) => Promise<void>;
 
 export interface ExecuteOptions {
+  /**
+   * How this statement reaches object-store files, by catalog name (the catalog's FileIO). Needed
+   * when a scan's files are not on local disk (`localizing-executor.ts` fetches them first).
+   */
+  readonly storage?: (catalog: string) => Promise<(location: string) => Promise<Uint8Array>>;
   /** The query's timeout; past it the running fragment is interrupted (57014). */
   readonly timeoutMs?: number;
   /** Memory limit for each fragment of the query (bytes); default the pool's. */

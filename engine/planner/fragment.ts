@@ -68,6 +68,7 @@ function scanInput(p: PlannedScan, relation: string, tasks: readonly FileScanTas
   return {
     relation,
     tableName: formatTableName(p.scan.table),
+    catalog: p.scan.table.catalog,
     schema: p.scan.schema,
     columns: p.scan.columns,
     tasks,

@@ -342,3 +342,15 @@ export function tableChange(m: TableMetadata, a: Exclude<AlterTableAction, { kin
 }
 
 export type { FloeError };
+
+/**
+ * How a statement reaches the object-store files of each catalog it reads: the catalog's FileIO,
+ * as the statement's principal sees it (the executor fetches through it into the file cache).
+ */
+export function statementStorage(catalog: CatalogService, ctx: StatementContext): (name: string) => Promise<(location: string) => Promise<Uint8Array>> {
+  const cc = catalogContextOf(ctx);
+  return async (name) => {
+    const io = await catalog.fileIOFor(cc, name);
+    return (location) => io.read(location);
+  };
+}

@@ -27,7 +27,7 @@ import type { Executor, QueryResult } from '../exec/index.js';
 import type { ClassLimits, WorkloadManager, QueryLease, RoutingRequest } from '../wlm/index.js';
 import type { SystemTableProvider } from '../system/provider.js';
 import { rowsSql } from '../system/rows-sql.js';
-import { catalogContextOf, sqlErrorOf } from './catalog-statements.js';
+import { catalogContextOf, sqlErrorOf, statementStorage } from './catalog-statements.js';
 import { guardDivisions } from './division-guard.js';
 import { viewerOf, type RowSet, type StatementContext } from './query-service.js';
 
@@ -206,6 +206,7 @@ export class QueryRunner {
     const result = await this.withLease(ctx, statement, shape, async (lease) => {
       // Each fragment goes through the MLFQ quantum by quantum; CPU is charged per quantum there.
       return this.o.executor.execute(withRows, {
+        storage: statementStorage(this.o.catalog, ctx),
         signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, maxRows: this.o.maxResultRows, arrow: ctx.arrow === true,
         schedule: (run) => lease.runFragment(run),
         // Its memory, sampled from the workers, counts against its groups' soft memory limits.

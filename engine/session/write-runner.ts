@@ -38,7 +38,7 @@ import {
 } from '../iceberg-io/index.js';
 import type { NestedField } from '../../catalog/iceberg/types.js';
 import { defaultValueSql } from '../iceberg-io/defaults.js';
-import { catalogContextOf, sqlErrorOf } from './catalog-statements.js';
+import { catalogContextOf, sqlErrorOf, statementStorage } from './catalog-statements.js';
 import { partitionSpecFromSql } from './schema-from-ir.js';
 import { schemaOfResult } from './result-schema.js';
 import type { RowSet, StatementContext } from './query-service.js';
@@ -112,7 +112,7 @@ export class WriteRunner {
   /** Column names and DuckDB types of a fragment's result, by running it with LIMIT 0. */
   private async describe(ctx: StatementContext, fragment: Fragment): Promise<{ columns: readonly string[]; types: readonly string[] }> {
     const probe: FragmentPlan = { fragments: [{ ...fragment, sql: `SELECT * FROM (${fragment.sql}) AS __floe_probe LIMIT 0` }] };
-    const r = await this.o.executor.execute(probe, ctx.cancellation ? { signal: ctx.cancellation.signal } : {});
+    const r = await this.o.executor.execute(probe, { storage: statementStorage(this.o.catalog, ctx), ...(ctx.cancellation ? { signal: ctx.cancellation.signal } : {}) });
     return { columns: r.columns, types: r.types };
   }
 
@@ -168,7 +168,7 @@ export class WriteRunner {
       const cc = catalogContextOf(ctx);
       const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
       const { request, dataLocation } = appendWriteRequest(loaded.metadata, sql, source.fragment.scans, { locationMappings: catalogRecord.locationMappings });
-      const written = await this.o.executor.write(request, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, onMemory: (bytes) => lease.reportMemory(bytes) });
+      const written = await this.o.executor.write(request, { storage: statementStorage(this.o.catalog, ctx), signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, onMemory: (bytes) => lease.reportMemory(bytes) });
       lease.chargeCpu(written.metrics.cpuMs);
       const dataFiles = dataFilesFromWritten(loaded.metadata, written.files, dataLocation);
       const rows = dataFiles.reduce((n, f) => n + f.recordCount, 0);
@@ -329,7 +329,7 @@ export class WriteRunner {
       const summary = change.pairs === 'one'
         ? `SELECT __floe_file_path, count(*), 1 FROM (${all.sql}) AS __floe_m GROUP BY __floe_file_path`
         : `SELECT __floe_file_path, count(*), max(n) FROM (SELECT __floe_file_path, __floe_pos, count(*) AS n FROM (${all.sql}) AS __floe_m GROUP BY __floe_file_path, __floe_pos) AS __floe_r GROUP BY __floe_file_path`;
-      const counted = await this.rowsOf(lease, all, summary);
+      const counted = await this.rowsOf(ctx, lease, all, summary);
       let count = 0;
       const affected = new Set<string>();
       for (const [path, n, most] of counted) {
@@ -388,8 +388,9 @@ export class WriteRunner {
   }
 
   /** Runs `sql` over a fragment's scans under the lease (time-sliced like a query) and returns its rows. */
-  private async rowsOf(lease: QueryLease, fragment: Fragment, sql: string): Promise<readonly (readonly unknown[])[]> {
+  private async rowsOf(ctx: StatementContext, lease: QueryLease, fragment: Fragment, sql: string): Promise<readonly (readonly unknown[])[]> {
     const r = await this.o.executor.execute({ fragments: [{ ...fragment, sql }] }, {
+      storage: statementStorage(this.o.catalog, ctx),
       signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, schedule: (run) => lease.runFragment(run), onMemory: (bytes) => lease.reportMemory(bytes),
     });
     return r.rows;
@@ -400,7 +401,7 @@ export class WriteRunner {
     const cc = catalogContextOf(ctx);
     const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
     const options = { locationMappings: catalogRecord.locationMappings };
-    const limits = { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, onMemory: (bytes: number) => lease.reportMemory(bytes) };
+    const limits = { storage: statementStorage(this.o.catalog, ctx), signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, onMemory: (bytes: number) => lease.reportMemory(bytes) };
     return {
       io: await this.o.catalog.fileIOFor(cc, t.catalog),
       dataFiles: async (sql, scans) => {
@@ -503,7 +504,7 @@ export class WriteRunner {
       const all = await this.fragmentOf(ctx, bound, planned);
       // Per data file: rows updated, rows deleted, the most source rows paired with a changed row,
       // and rows paired more than once that stay unchanged; the row without a file counts inserts.
-      const counted = await this.rowsOf(lease, all, `SELECT fp, CAST(sum(ins) AS BIGINT), count(*) FILTER (WHERE u > 0), count(*) FILTER (WHERE d > 0),
+      const counted = await this.rowsOf(ctx, lease, all, `SELECT fp, CAST(sum(ins) AS BIGINT), count(*) FILTER (WHERE u > 0), count(*) FILTER (WHERE d > 0),
           coalesce(max(n) FILTER (WHERE u + d > 0), 0), count(*) FILTER (WHERE fp IS NOT NULL AND u + d = 0 AND n > 1)
         FROM (SELECT __floe_file_path AS fp, count(*) AS n,
             count(*) FILTER (WHERE __floe_kind = ${MATCHED} AND __floe_act IN (${U})) AS u,

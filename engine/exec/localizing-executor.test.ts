@@ -1,0 +1,69 @@
+import t from 'tap';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { schema } from '../../catalog/iceberg/schema.js';
+import type { FileScanTask } from '../../catalog/iceberg/scan.js';
+import type { FragmentPlan, TableScanInput } from '../fragments.js';
+import type { Executor, QueryResult } from './executor.js';
+import { FileCache } from './file-cache.js';
+import { localizingExecutor } from './localizing-executor.js';
+
+const root = mkdtempSync(path.join(tmpdir(), 'floe-localize-'));
+t.teardown(() => rmSync(root, { recursive: true, force: true }));
+
+function task(location: string, size: number): FileScanTask {
+  return { file: { content: 'data', filePath: location, fileFormat: 'PARQUET', partition: [], recordCount: 1, fileSizeInBytes: size }, specId: 0, positionDeletes: [], equalityDeletes: [] } as unknown as FileScanTask;
+}
+
+function scan(tasks: FileScanTask[], catalog = 'lake'): TableScanInput {
+  return { relation: '__floe_scan_0', tableName: `${catalog}.ns.t`, catalog, schema: schema(0, []), columns: 'all', tasks, estimatedRows: 1, estimatedBytes: tasks.reduce((n, x) => n + x.file.fileSizeInBytes, 0) };
+}
+
+/** An inner executor that records the scans it was given and checks every local copy exists. */
+function recorder(): { executor: Executor; seen: TableScanInput[] } {
+  const seen: TableScanInput[] = [];
+  const result: QueryResult = { columns: [], types: [], rows: [], metrics: { rows: 0, fragments: 1, cpuMs: 0, wallMs: 0, bytesScanned: 0 } } as unknown as QueryResult;
+  return {
+    seen,
+    executor: {
+      async execute(plan) {
+        for (const f of plan.fragments) for (const s of f.scans) {
+          seen.push(s);
+          for (const p of s.localFiles?.values() ?? []) readFileSync(p);
+        }
+        return { ...result, metrics: { ...result.metrics, bytesScanned: plan.fragments.flatMap((f) => f.scans).reduce((n, s) => n + s.estimatedBytes, 0) } };
+      },
+      write: async () => { throw new Error('unused'); },
+      writePlan: async () => { throw new Error('unused'); },
+      stagingDirectory: root,
+      threads: 0,
+      close: async () => undefined,
+    },
+  };
+}
+
+t.test('object-store files are fetched and read locally; local ones are read in place', async (t) => {
+  const cache = new FileCache({ directory: path.join(root, 'c1'), maxBytes: 1 << 20 });
+  const { executor, seen } = recorder();
+  const ex = localizingExecutor(executor, cache);
+  const objects = new Map([['s3://bucket/t/data/a.parquet', new Uint8Array(10).fill(1)]]);
+  const asked: string[] = [];
+  const plan: FragmentPlan = { fragments: [{ id: 0, sql: 'SELECT 1', inputs: [], scans: [scan([task('s3://bucket/t/data/a.parquet', 10), task(`file://${root}/local.parquet`, 5)])] }] };
+  const r = await ex.execute(plan, { storage: async (c) => { asked.push(c); return async (l) => objects.get(l)!; } });
+  t.same(asked, ['lake']);
+  const local = seen[0]!.localFiles!;
+  t.equal(local.size, 1, 'only the object-store file has a local copy');
+  t.match(local.get('s3://bucket/t/data/a.parquet'), /files/);
+  t.equal(r.metrics.bytesScanned, 10, 'bytes fetched from storage');
+  const again = await ex.execute(plan, { storage: async () => async (l) => objects.get(l)! });
+  t.equal(again.metrics.bytesScanned, 0, 'a cache hit reads nothing from storage');
+  t.equal(cache.stats().hits, 1);
+});
+
+t.test('without a way to reach the store, a clear error, not a wrong read', async (t) => {
+  const cache = new FileCache({ directory: path.join(root, 'c2'), maxBytes: 1 << 20 });
+  const ex = localizingExecutor(recorder().executor, cache);
+  const plan: FragmentPlan = { fragments: [{ id: 0, sql: 'SELECT 1', inputs: [], scans: [scan([task('s3://bucket/x.parquet', 3)])] }] };
+  await t.rejects(ex.execute(plan), { code: 'UNSUPPORTED_STATEMENT' });
+});
