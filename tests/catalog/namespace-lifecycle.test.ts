@@ -109,7 +109,7 @@ t.test('config, catalogs and namespaces', async (t) => {
     t.equal((await client.delete('/v1/catalogs/default')).status, 409, 'a catalog with namespaces is not dropped');
     t.equal((await client.delete('/v1/catalogs/lake')).status, 204);
 
-    // Bad input: malformed JSON, wrong types, oversized bodies → 400, nothing stored.
+    // Bad input: malformed JSON, wrong types → 400; oversized bodies → 413; nothing stored.
     const malformed = await client.post(`${CAT}/namespaces`, undefined, { raw: '{"namespace": [', headers: { 'content-type': 'application/json' } });
     t.equal(malformed.status, 400);
     t.equal(malformed.body.error.type, 'BadRequestException');
@@ -117,7 +117,7 @@ t.test('config, catalogs and namespaces', async (t) => {
     t.equal((await client.post(`${CAT}/namespaces`, { namespace: ['z'], properties: { a: 1 } }, { offSpec: true })).status, 400);
     t.equal((await client.post(`${CAT}/namespaces`, { namespace: [] }, { offSpec: true })).status, 400);
     const huge = await client.post(`${CAT}/namespaces`, undefined, { raw: JSON.stringify({ namespace: ['big'], properties: { x: 'y'.repeat(11 * 1024 * 1024) } }), headers: { 'content-type': 'application/json' } });
-    t.equal(huge.status, 400);
+    t.equal(huge.status, 413);
     t.equal(huge.body.error.type, 'BadRequestException');
     t.equal((await client.head(`${CAT}/namespaces/big`)).status, 404, 'nothing stored');
     t.equal((await client.get('/v1/nope/namespaces')).status, 404);
