@@ -122,12 +122,14 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const wlmConfig = resolveWorkloadConfig({ ...config.workload, mlfq: { max_concurrent: config.query.workers, ...config.workload.mlfq } });
     const wlm = new WorkloadManager({ config: wlmConfig, clock: wlmSystemClock(), metrics: createWorkloadMetrics(metrics.registry) });
     const dataDir = resolve(config.data_dir);
+    const cacheDirectory = config.storage.cache.directory ?? resolve(dataDir, 'cache');
     let executor: Executor | undefined;
     // Started on first use: tests build many servers, and most never run a query.
     const executorOf = (): Executor => (executor ??= createExecutor({
       workers: config.query.workers, threadsPerWorker: config.query.threads_per_worker,
       spillDirectory: config.query.spill_directory ?? resolve(dataDir, 'spill'),
-      dataDirectories: [resolve(dataDir, 'warehouse'), ...config.query.data_directories.map((d) => resolve(d))],
+      // Workers read object-store files from their cached copies.
+      dataDirectories: [resolve(dataDir, 'warehouse'), resolve(cacheDirectory), ...config.query.data_directories.map((d) => resolve(d))],
       // The workload manager's worker lanes (docs/workload.md): fixed at start, not reloaded.
       backgroundNiceness: wlmConfig.mlfq.backgroundNiceness, interactiveSlots: wlmConfig.mlfq.interactiveSlots,
     }));
@@ -145,7 +147,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     ]);
     // Data files on object storage are read through the local read-through cache (docs/storage.md).
     const fileCache = new FileCache({
-      directory: config.storage.cache.directory ?? resolve(dataDir, 'cache'), maxBytes: config.storage.cache.max_bytes, concurrency: config.storage.cache.concurrency,
+      directory: cacheDirectory, maxBytes: config.storage.cache.max_bytes, concurrency: config.storage.cache.concurrency,
     });
     const poolExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), writePlan: (p, r, o) => executorOf().writePlan(p, r, o), get stagingDirectory() { return executorOf().stagingDirectory; }, get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
     const queryRunnerExecutor = localizingExecutor(poolExecutor, fileCache);

@@ -87,12 +87,20 @@ export interface ExecutorQuantumResult {
  */
 export type FragmentScheduler = (run: (quantum: ExecutorQuantum) => Promise<ExecutorQuantumResult>) => Promise<void>;
 
+/** What a statement may do with a catalog's object storage (its FileIO, as the statement's principal). */
+export interface StatementStorage {
+  read(location: string): Promise<Uint8Array>;
+  /** Create-if-absent: a data file name is new on every write. */
+  write(location: string, bytes: Uint8Array): Promise<void>;
+  delete(location: string): Promise<void>;
+}
+
 export interface ExecuteOptions {
   /**
    * How this statement reaches object-store files, by catalog name (the catalog's FileIO). Needed
    * when a scan's files are not on local disk (`localizing-executor.ts` fetches them first).
    */
-  readonly storage?: (catalog: string) => Promise<(location: string) => Promise<Uint8Array>>;
+  readonly storage?: (catalog: string) => Promise<StatementStorage>;
   /** The query's timeout; past it the running fragment is interrupted (57014). */
   readonly timeoutMs?: number;
   /** Memory limit for each fragment of the query (bytes); default the pool's. */

@@ -50,13 +50,15 @@ t.test('object-store files are fetched and read locally; local ones are read in 
   const objects = new Map([['s3://bucket/t/data/a.parquet', new Uint8Array(10).fill(1)]]);
   const asked: string[] = [];
   const plan: FragmentPlan = { fragments: [{ id: 0, sql: 'SELECT 1', inputs: [], scans: [scan([task('s3://bucket/t/data/a.parquet', 10), task(`file://${root}/local.parquet`, 5)])] }] };
-  const r = await ex.execute(plan, { storage: async (c) => { asked.push(c); return async (l) => objects.get(l)!; } });
+  const storageOf = (l: string): Uint8Array => objects.get(l)!;
+  const io = { read: async (l: string) => storageOf(l), write: async () => undefined, delete: async () => undefined };
+  const r = await ex.execute(plan, { storage: async (c) => { asked.push(c); return io; } });
   t.same(asked, ['lake']);
   const local = seen[0]!.localFiles!;
   t.equal(local.size, 1, 'only the object-store file has a local copy');
   t.match(local.get('s3://bucket/t/data/a.parquet'), /files/);
   t.equal(r.metrics.bytesScanned, 10, 'bytes fetched from storage');
-  const again = await ex.execute(plan, { storage: async () => async (l) => objects.get(l)! });
+  const again = await ex.execute(plan, { storage: async () => io });
   t.equal(again.metrics.bytesScanned, 0, 'a cache hit reads nothing from storage');
   t.equal(cache.stats().hits, 1);
 });

@@ -6,15 +6,18 @@
  * disk are read in place, as before. `bytesScanned` counts bytes fetched from object storage for
  * those scans (cache hits apart) and planned bytes for local ones.
  */
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import * as nodePath from 'node:path';
 import { remapLocation } from '../../storage-creds/file-io.js';
 import { isLocalLocation } from '../../storage-creds/local-file-io.js';
 import { floeError } from '../../grammar/errors.js';
 import type { FragmentPlan, TableScanInput } from '../fragments.js';
-import type { ExecuteOptions, Executor } from './executor.js';
+import type { ExecuteOptions, Executor, StatementStorage, WriteRequest, WriteResult } from './executor.js';
 import type { FetchFile, FileCache, FileLease, WantedFile } from './file-cache.js';
 
-/** How a statement reaches the object-store files of a catalog (the catalog's FileIO `read`). */
-export type CatalogStorage = (catalog: string) => Promise<FetchFile>;
+/** How a statement reaches the object-store files of a catalog (the catalog's FileIO). */
+export type CatalogStorage = (catalog: string) => Promise<StatementStorage>;
 
 interface Localized {
   readonly scans: ReadonlyMap<TableScanInput, TableScanInput>;
@@ -52,7 +55,8 @@ async function localize(cache: FileCache, scans: readonly TableScanInput[], stor
       if (storage === undefined || scan.catalog === undefined) {
         throw floeError('UNSUPPORTED_STATEMENT', { what: `reading ${scan.tableName}: its files are on object storage and this statement has no way to reach it` });
       }
-      const fetch = await storage(scan.catalog);
+      const io = await storage(scan.catalog);
+      const fetch: FetchFile = (l) => io.read(l);
       const lease = await cache.acquire(wanted, fetch);
       leases.push(lease);
       remoteBytes += scan.estimatedBytes;
@@ -70,6 +74,40 @@ function mapPlan(plan: FragmentPlan, scans: ReadonlyMap<TableScanInput, TableSca
   return { ...plan, fragments: plan.fragments.map((f) => ({ ...f, scans: f.scans.map((s) => scans.get(s) ?? s) })) };
 }
 
+/**
+ * A write into a table on object storage: the worker writes into a fresh local staging folder, then
+ * each file is uploaded under the table's data location. A failed upload removes what was uploaded
+ * (best effort; a leftover is an orphan no metadata refers to) and fails the write, so the commit
+ * that would reference the files never happens.
+ */
+async function uploaded<T extends WriteResult>(
+  inner: Executor, request: { readonly uploadLocation?: string; readonly dataDirectory: string }, catalog: string | undefined,
+  storage: CatalogStorage | undefined, run: (dataDirectory: string) => Promise<T>,
+): Promise<T> {
+  const target = request.uploadLocation;
+  if (target === undefined) return run(request.dataDirectory);
+  if (storage === undefined || catalog === undefined) throw floeError('UNSUPPORTED_STATEMENT', { what: `writing to ${target}: this statement has no way to reach object storage` });
+  const io = await storage(catalog);
+  const staging = nodePath.join(inner.stagingDirectory, `upload-${randomUUID()}`);
+  await mkdir(staging, { recursive: true });
+  const done: string[] = [];
+  try {
+    const result = await run(staging);
+    // Sequential per statement keeps memory to one file at a time; files are written once each.
+    for (const f of result.files) {
+      const location = `${target.replace(/\/+$/, '')}/${nodePath.basename(f.path)}`;
+      await io.write(location, await readFile(f.path));
+      done.push(location);
+    }
+    return result;
+  } catch (e) {
+    await Promise.all(done.map((l) => io.delete(l).catch(() => undefined)));
+    throw e;
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
 /** `inner` with object-store files fetched into `cache` before each statement reads them. */
 export function localizingExecutor(inner: Executor, cache: FileCache): Executor {
   const bytes = (planned: number, l: Localized): number => Math.max(0, planned - l.remoteBytes) + l.fetched;
@@ -83,10 +121,11 @@ export function localizingExecutor(inner: Executor, cache: FileCache): Executor 
         await l.release();
       }
     },
-    async write(request, options = {}) {
+    async write(request: WriteRequest, options = {}) {
       const l = await localize(cache, request.scans, options.storage);
       try {
-        return await inner.write(l.scans.size === 0 ? request : { ...request, scans: request.scans.map((s) => l.scans.get(s) ?? s) }, options);
+        const scans = l.scans.size === 0 ? request.scans : request.scans.map((s) => l.scans.get(s) ?? s);
+        return await uploaded(inner, request, request.targetCatalog, options.storage, (dataDirectory) => inner.write({ ...request, scans, dataDirectory }, options));
       } finally {
         await l.release();
       }
@@ -94,7 +133,7 @@ export function localizingExecutor(inner: Executor, cache: FileCache): Executor 
     async writePlan(plan, request, options = {}) {
       const l = await localize(cache, plan.fragments.flatMap((f) => f.scans), options.storage);
       try {
-        const r = await inner.writePlan(mapPlan(plan, l.scans), request, options);
+        const r = await uploaded(inner, request, request.targetCatalog, options.storage, (dataDirectory) => inner.writePlan(mapPlan(plan, l.scans), { ...request, dataDirectory }, options));
         return l.scans.size === 0 ? r : { ...r, query: { ...r.query, bytesScanned: bytes(r.query.bytesScanned, l) } };
       } finally {
         await l.release();

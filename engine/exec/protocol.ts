@@ -126,6 +126,14 @@ export interface WriteTask {
   /** Folder (local path) the data files go to: `<dataDirectory>/<fileNamePrefix>-<n>.parquet`, one per partition tuple. */
   readonly dataDirectory: string;
   readonly fileNamePrefix: string;
+  /**
+   * The table's data location when it is on object storage: the worker writes into a local staging
+   * folder (`dataDirectory`, picked by the executor) and each file is uploaded under this location
+   * before the write returns (`localizing-executor.ts`).
+   */
+  readonly uploadLocation?: string;
+  /** The catalog of the table written (whose storage receives an upload). */
+  readonly targetCatalog?: string;
   readonly memoryLimitBytes: number | undefined;
   readonly deadlineMs: number | undefined;
   readonly timeoutMs: number | undefined;

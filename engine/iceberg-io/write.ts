@@ -39,7 +39,9 @@ import type { TableRequirement, TableUpdate } from '../../catalog/iceberg/table-
 import { transformResultType, Transforms } from '../../catalog/iceberg/transforms.js';
 import type { IcebergType, PrimitiveType } from '../../catalog/iceberg/types.js';
 import { floeError } from '../../grammar/errors.js';
+import { remapLocation } from '../../storage-creds/file-io.js';
 import type { FileIO, LocationMapping } from '../../storage-creds/file-io.js';
+import { isLocalLocation } from '../../storage-creds/local-file-io.js';
 import type { WriteRequest } from '../exec/executor.js';
 import type { WrittenFile } from '../exec/protocol.js';
 import type { WireValue } from '../exec/values.js';
@@ -73,6 +75,18 @@ export interface WriteRequestOptions {
   readonly locationMappings?: readonly LocationMapping[];
   /** File name prefix (default: a fresh UUID, so concurrent writers never collide). */
   readonly fileNamePrefix?: string;
+  /** The table's catalog: its storage receives the files when the table is on object storage. */
+  readonly catalog?: string;
+}
+
+/**
+ * Where the worker writes the files of `dataLocation`: the mapped local folder, or, for a location
+ * on object storage, a staging folder the executor picks, with the files uploaded afterwards.
+ */
+function writeTarget(dataLocation: string, options: WriteRequestOptions): Pick<WriteRequest, 'dataDirectory' | 'uploadLocation' | 'targetCatalog'> {
+  const mapped = remapLocation(dataLocation, options.locationMappings ?? []);
+  if (isLocalLocation(mapped)) return { dataDirectory: localPath(dataLocation, options.locationMappings ?? []) };
+  return { dataDirectory: '', uploadLocation: dataLocation, ...(options.catalog !== undefined ? { targetCatalog: options.catalog } : {}) };
 }
 
 /**
@@ -95,7 +109,7 @@ export function appendWriteRequest(metadata: TableMetadata, sql: string, scans: 
         if (source === undefined) throw floeError('DATA_EXCEPTION', { detail: `partition field ${pf.name} has no source column in the current schema` });
         return { column: source.name, transform: pf.transform, sourceType: source.type as PrimitiveType };
       }),
-      dataDirectory: localPath(dataLocation, options.locationMappings ?? []),
+      ...writeTarget(dataLocation, options),
       fileNamePrefix: options.fileNamePrefix ?? randomUUID(),
     },
   };
@@ -118,7 +132,7 @@ export function positionDeleteWriteRequest(metadata: TableMetadata, sql: string,
       ],
       partitionFields: [{ column: 'file_path', transform: Transforms.identity, sourceType: { kind: 'string' } }],
       orderBy: ['file_path', 'pos'],
-      dataDirectory: localPath(dataLocation, options.locationMappings ?? []),
+      ...writeTarget(dataLocation, options),
       fileNamePrefix: `delete-${options.fileNamePrefix ?? randomUUID()}`,
     },
   };

@@ -23,6 +23,7 @@ import { formatNamespacePath, formatTableName } from '../planner/names.js';
 import { allNamespaces } from '../system/catalog-tables.js';
 import { NamespaceLookup } from './namespace-lookup.js';
 import type { RowSet, SessionState, StatementContext } from './query-service.js';
+import type { StatementStorage } from '../exec/executor.js';
 
 export interface TableAddress {
   readonly catalog: string;
@@ -347,10 +348,10 @@ export type { FloeError };
  * How a statement reaches the object-store files of each catalog it reads: the catalog's FileIO,
  * as the statement's principal sees it (the executor fetches through it into the file cache).
  */
-export function statementStorage(catalog: CatalogService, ctx: StatementContext): (name: string) => Promise<(location: string) => Promise<Uint8Array>> {
+export function statementStorage(catalog: CatalogService, ctx: StatementContext): (name: string) => Promise<StatementStorage> {
   const cc = catalogContextOf(ctx);
   return async (name) => {
     const io = await catalog.fileIOFor(cc, name);
-    return (location) => io.read(location);
+    return { read: (l) => io.read(l), write: (l, bytes) => io.write(l, bytes), delete: (l) => io.delete(l) };
   };
 }

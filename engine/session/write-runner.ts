@@ -167,7 +167,7 @@ export class WriteRunner {
     return this.o.queries.withLease(ctx, statement, this.shape(source.bound, 0), async (lease) => {
       const cc = catalogContextOf(ctx);
       const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
-      const { request, dataLocation } = appendWriteRequest(loaded.metadata, sql, source.fragment.scans, { locationMappings: catalogRecord.locationMappings });
+      const { request, dataLocation } = appendWriteRequest(loaded.metadata, sql, source.fragment.scans, { locationMappings: catalogRecord.locationMappings, catalog: t.catalog });
       const written = await this.o.executor.write(request, { storage: statementStorage(this.o.catalog, ctx), signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, onMemory: (bytes) => lease.reportMemory(bytes) });
       lease.chargeCpu(written.metrics.cpuMs);
       const dataFiles = dataFilesFromWritten(loaded.metadata, written.files, dataLocation);
@@ -400,7 +400,7 @@ export class WriteRunner {
   private async writerFor(ctx: StatementContext, t: Target, metadata: TableMetadata, lease: QueryLease): Promise<TableWriter> {
     const cc = catalogContextOf(ctx);
     const catalogRecord = await this.o.catalog.loadCatalog(cc, t.catalog);
-    const options = { locationMappings: catalogRecord.locationMappings };
+    const options = { locationMappings: catalogRecord.locationMappings, catalog: t.catalog };
     const limits = { storage: statementStorage(this.o.catalog, ctx), signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, onMemory: (bytes: number) => lease.reportMemory(bytes) };
     return {
       io: await this.o.catalog.fileIOFor(cc, t.catalog),
