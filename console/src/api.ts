@@ -4,6 +4,7 @@
  * access token in memory only. Nothing is written to cookies or Web Storage, so a reload or a
  * closed tab signs out, and no other page of the origin can read the token.
  */
+import { RESERVED_WORDS } from '../../grammar/keywords.js';
 
 /** What the sign-in endpoint answered with a token. */
 export interface Session {
@@ -116,6 +117,11 @@ export class Api {
     return (await (await this.request('POST', path, body)).json()) as T;
   }
 
+  /** GET with integers beyond ±2^53 kept exact (as strings). */
+  async getJsonExact<T>(path: string): Promise<T> {
+    return parseJsonExact(await (await this.request('GET', path)).text()) as T;
+  }
+
   async getJson<T>(path: string): Promise<T> {
     return (await (await this.request('GET', path)).json()) as T;
   }
@@ -126,9 +132,9 @@ export function sqlString(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
 
-/** A SQL identifier, quoted when it is not a plain lower-case name. */
+/** A SQL identifier, quoted when it is not a plain lower-case name or is a reserved word (`default`). */
 export function sqlIdent(name: string): string {
-  return /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+  return /^[a-z_][a-z0-9_]*$/.test(name) && !RESERVED_WORDS.has(name) ? name : `"${name.replace(/"/g, '""')}"`;
 }
 
 /** What POST /api/query answers. Cells keep the JSON's own text for numbers (see parseQueryAnswer). */
@@ -151,4 +157,15 @@ export type Cell = string | number | boolean | null | { readonly [k: string]: un
  */
 export function parseQueryAnswer(text: string): QueryAnswer {
   return JSON.parse(text) as QueryAnswer;
+}
+
+/**
+ * JSON.parse that keeps integers beyond ±2^53 exact, as strings: Iceberg metadata carries 64-bit
+ * snapshot ids as JSON numbers, which JSON.parse would round. Only for small documents (table
+ * metadata): the pass over the text costs time in proportion to its length.
+ */
+export function parseJsonExact(text: string): unknown {
+  const guarded = text.replace(/("(?:[^"\\]|\\.)*")|(-?\d{16,})(?![\d.eE])/g, (m, str: string | undefined, big: string | undefined) =>
+    str !== undefined || big === undefined || Number.isSafeInteger(Number(big)) ? m : `"${big}"`);
+  return JSON.parse(guarded);
 }

@@ -1,6 +1,7 @@
 /** The console's entry point (bundled into /console/assets/app.js). */
 import { ConsoleApp, type Page } from './app.js';
 import { accountPage } from './pages/account.js';
+import { catalogPage } from './pages/catalog.js';
 import { historyPage } from './pages/history.js';
 import { invitationPage, signInPage } from './pages/sign-in.js';
 import { newWorkspace, sqlPage } from './pages/sql.js';
@@ -10,12 +11,14 @@ if (!root) throw new Error('the console page has no #app element');
 const pages = new Map<string, Page>([
   ['sql', sqlPage(newWorkspace())],
   ['history', historyPage],
+  ['catalog', catalogPage],
   ['account', accountPage],
 ]);
 let app: ConsoleApp | undefined = undefined;
 app = new ConsoleApp(root, pages, signInPage(() => app?.takeNotice()), [
   { route: 'sql', label: 'SQL' },
   { route: 'history', label: 'History' },
+  { route: 'catalog', label: 'Catalog' },
   { route: 'account', label: 'Account' },
 ], invitationPage);
 void app.render();
