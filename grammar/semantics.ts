@@ -950,11 +950,13 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
     anyWord(_x) {
       return identOf(this);
     },
+    // The bare word `default` as a name is the catalog `default`: kept as a quoted identifier, so
+    // printing it (to DuckDB or back to Floe SQL) quotes the reserved word and re-reads the same.
     catalogOrSchema_defaultCatalog(kw) {
-      return qualifiedName([identOf(kw)], span(this));
+      return qualifiedName([{ ...identOf(kw), name: 'default', quoted: true }], span(this));
     },
     namesHead_defaultCatalog(kw, _dot) {
-      return identOf(kw);
+      return { ...identOf(kw), name: 'default', quoted: true };
     },
     names(first, _dots, rest) {
       return qualifiedName(list<Ident>(first, rest), span(this));
