@@ -113,7 +113,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const interval = options.keyReloadIntervalMs ?? 30_000;
     const timer = interval > 0 ? setInterval(() => void keys.reload().catch(() => undefined), interval) : undefined;
     timer?.unref();
-    const catalog = new CatalogService({ store, io: new LocalFileIO(), clock });
+    const secrets = await openSecretBox(store, config.principals.encryption_key);
+    const catalog = new CatalogService({ store, io: new LocalFileIO(), clock, secrets });
     const parser = new Parser({ cacheSize: 2000 });
     const parseOffload = new ParseOffload(parser);
     const catalogStatements = new CatalogStatements(catalog);
@@ -155,7 +156,6 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       catalog, parser, executor: queryRunnerExecutor,
       wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,
     });
-    const secrets = await openSecretBox(store, config.principals.encryption_key);
     const hashing = config.principals.password_hashing;
     const passwords = new PasswordHasher({ isolation: hashing.isolation, workers: hashing.workers, niceness: hashing.niceness, idlePolicy: hashing.idle_policy, maxQueued: hashing.max_queued });
     const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets, passwords });
@@ -205,6 +205,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         await webhookWorker.stop();
         authStates.close();
         await passwords.close();
+        catalog.close();
         await store.close();
       },
     };

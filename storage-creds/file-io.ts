@@ -152,6 +152,28 @@ export function remapLocations(io: FileIO, mappings: readonly LocationMapping[])
 }
 
 /**
+ * One FileIO over several: a location whose scheme is in `routes` goes to that FileIO, any other
+ * (local paths, `file:`) to `fallback`. A catalog on object storage sees its store this way and
+ * still reads the deployment's local files it was registered with.
+ */
+export function routeBySchemes(routes: ReadonlyMap<string, FileIO>, fallback: FileIO): FileIO {
+  const pick = (location: string): FileIO => {
+    const scheme = schemeOf(location);
+    return (scheme === undefined ? undefined : routes.get(scheme)) ?? fallback;
+  };
+  return {
+    read: (l) => pick(l).read(l),
+    readRange: (l, offset, length) => pick(l).readRange(l, offset, length),
+    write: (l, bytes, options) => pick(l).write(l, bytes, options),
+    exists: (l) => pick(l).exists(l),
+    size: (l) => pick(l).size(l),
+    delete: (l) => pick(l).delete(l),
+    deletePrefix: (p) => pick(p).deletePrefix(p),
+    list: (p) => pick(p).list(p),
+  };
+}
+
+/**
  * A FileIO in memory, for tests and for staging. Keys are locations verbatim; `Map` so any string works.
  */
 export class InMemoryFileIO implements FileIO {

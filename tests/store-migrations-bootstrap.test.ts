@@ -25,7 +25,7 @@ await onEachBackend(t, async (t, store) => {
     t.same(versions, loadMigrations().map((m) => m.version));
     const again = await migrate(store);
     t.same(again.applied, []);
-    t.equal(again.current, versions.length);
+    t.equal(again.current, Math.max(...versions), 'current is the highest version (numbers reserved by features in flight leave gaps)');
     const tables = (await store.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")).rows.map((r) => r.table_name);
     for (const name of ['tenants', 'principals', 'principal_roles', 'oauth_clients', 'signing_keys', 'refresh_tokens']) t.ok(tables.includes(name), name);
   });

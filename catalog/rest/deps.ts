@@ -5,7 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { MetaStore } from '../store/meta-store.js';
-import { remapLocations, type FileIO } from '../../storage-creds/file-io.js';
+import { remapLocations, routeBySchemes, type FileIO } from '../../storage-creds/file-io.js';
+import { S3_SCHEMES, type S3FileIO } from '../../storage-creds/s3-file-io.js';
+import { fileIOForProfile, type StorageProfile, type StorageSecret } from '../../storage-creds/storage-profile.js';
 import { metadataBytes, metadataText, parseTableMetadata, serializeTableMetadata, type TableMetadata } from '../iceberg/table-metadata.js';
 import { parseViewMetadata, serializeViewMetadata, type ViewMetadata } from '../iceberg/view-metadata.js';
 import { loadLiveEntries, type LiveEntries } from '../iceberg/scan.js';
@@ -17,6 +19,23 @@ export interface CatalogClock {
   now(): number;
 }
 
+/**
+ * Seals and opens stored secrets under the server key (the principals' `SecretBox` satisfies it);
+ * injected, so the catalog never holds a key itself.
+ */
+export interface SecretSealer {
+  seal(plaintext: string, purpose: string): string;
+  open(sealed: string, purpose: string): string;
+}
+
+/** The sealing purpose of a catalog's storage secret: a sealed value moved to another row does not open. */
+export function storageSecretPurpose(catalogId: string): string {
+  return `storage-profile:${catalogId}`;
+}
+
+/** Builds the FileIO of a storage profile (injectable so tests can tune retries). */
+export type ProfileFileIOFactory = (profile: StorageProfile, secret: StorageSecret | null) => S3FileIO;
+
 export interface CatalogDeps {
   readonly store: MetaStore;
   readonly clock: CatalogClock;
@@ -24,6 +43,9 @@ export interface CatalogDeps {
   readonly io: FileIO;
   readonly files: MetadataFiles;
   readonly newUuid: () => string;
+  /** Seals storage-profile keys; without it, catalogs with keys in their profile are refused. */
+  readonly secrets: SecretSealer | undefined;
+  readonly profileIO: ProfileFileIOFactory;
 }
 
 /**
@@ -82,7 +104,15 @@ export class MetadataFiles {
   /** Decoded live manifest entries by (catalog, manifest list): what a scan of a snapshot plans from. */
   private readonly entries: LruCache<string, LiveEntries>;
 
-  constructor(private readonly io: FileIO, capacity = 2048) {
+  /** Object-store FileIOs of catalogs with a storage profile, by catalog id (profiles never change). */
+  private readonly profileStorage = new Map<string, { readonly io: FileIO; readonly client: S3FileIO }>();
+
+  constructor(
+    private readonly io: FileIO,
+    capacity = 2048,
+    private readonly secrets: SecretSealer | undefined = undefined,
+    private readonly profileIO: ProfileFileIOFactory = fileIOForProfile,
+  ) {
     this.tables = new LruCache(capacity, METADATA_CACHE_BYTES);
     this.views = new LruCache(capacity, METADATA_CACHE_BYTES);
     this.responses = new LruCache(capacity, METADATA_CACHE_BYTES);
@@ -104,9 +134,39 @@ export class MetadataFiles {
     return live;
   }
 
-  /** The FileIO of a catalog: the deployment's storage seen through the catalog's location remappings. */
+  /**
+   * The FileIO of a catalog: its object store for `s3://` locations when it has a storage profile,
+   * the deployment's storage for the rest, seen through the catalog's location remappings.
+   */
   ioFor(catalog: CatalogRecord): FileIO {
-    return remapLocations(this.io, catalog.locationMappings);
+    return remapLocations(this.storageOf(catalog), catalog.locationMappings);
+  }
+
+  private storageOf(catalog: CatalogRecord): FileIO {
+    const profile = catalog.storageProfile;
+    if (profile === null) return this.io;
+    const known = this.profileStorage.get(catalog.id);
+    if (known !== undefined) return known.io;
+    let secret: StorageSecret | null = null;
+    if (catalog.storageSecretSealed !== null) {
+      if (this.secrets === undefined) throw new Error('catalog storage secrets cannot be opened: no server key');
+      secret = JSON.parse(this.secrets.open(catalog.storageSecretSealed, storageSecretPurpose(catalog.id))) as StorageSecret;
+    }
+    const client = this.profileIO(profile, secret);
+    const io = routeBySchemes(new Map([...S3_SCHEMES].map((s) => [s, client])), this.io);
+    this.profileStorage.set(catalog.id, { io, client });
+    return io;
+  }
+
+  /** Closes a dropped catalog's object-store connections. */
+  forgetCatalog(catalogId: string): void {
+    this.profileStorage.get(catalogId)?.client.destroy();
+    this.profileStorage.delete(catalogId);
+  }
+
+  /** Closes every object-store client (server shutdown). */
+  close(): void {
+    for (const id of [...this.profileStorage.keys()]) this.forgetCatalog(id);
   }
 
   async readTable(catalog: CatalogRecord, location: string): Promise<TableMetadata> {

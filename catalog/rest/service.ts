@@ -13,7 +13,8 @@ import type { ViewRequirement, ViewUpdate } from '../iceberg/view-metadata.js';
 import type { MetaStore } from '../store/meta-store.js';
 import type { FileIO } from '../../storage-creds/file-io.js';
 import type { CatalogContext, EntityIdent, Namespace } from './context.js';
-import { defaultUuid, MetadataFiles, type CatalogClock, type CatalogDeps } from './deps.js';
+import { defaultUuid, MetadataFiles, type CatalogClock, type CatalogDeps, type ProfileFileIOFactory, type SecretSealer } from './deps.js';
+import { fileIOForProfile } from '../../storage-creds/storage-profile.js';
 import type { LoadedTable, LoadedView } from './loaded.js';
 import type { Page, PageRequest } from './paging.js';
 import { requireCatalog } from './resolve.js';
@@ -40,19 +41,31 @@ export interface CatalogServiceOptions {
   readonly newUuid?: () => string;
   /** Parsed metadata files kept in memory (they are immutable, so never stale). */
   readonly cacheEntries?: number;
+  /** Seals storage-profile keys at rest (the server's key); without it profiles with keys are refused. */
+  readonly secrets?: SecretSealer;
+  /** Builds a storage profile's FileIO (default: the S3 FileIO with the SDK's retries). */
+  readonly profileIO?: ProfileFileIOFactory;
 }
 
 export class CatalogService {
   readonly deps: CatalogDeps;
 
   constructor(options: CatalogServiceOptions) {
+    const profileIO = options.profileIO ?? fileIOForProfile;
     this.deps = {
       store: options.store,
       clock: options.clock ?? { now: () => Date.now() },
       io: options.io,
-      files: new MetadataFiles(options.io, options.cacheEntries),
+      files: new MetadataFiles(options.io, options.cacheEntries, options.secrets, profileIO),
       newUuid: options.newUuid ?? defaultUuid,
+      secrets: options.secrets,
+      profileIO,
     };
+  }
+
+  /** Closes the object-store clients of catalogs with storage profiles. */
+  close(): void {
+    this.deps.files.close();
   }
 
   // Catalogs ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
  */
 import type { SqlExecutor } from '../store/meta-store.js';
 import type { LocationMapping } from '../../storage-creds/file-io.js';
+import type { StorageProfile } from '../../storage-creds/storage-profile.js';
 import { namespaceFromKey, type Namespace } from './context.js';
 
 export interface CatalogRecord {
@@ -14,6 +15,10 @@ export interface CatalogRecord {
   readonly warehouseLocation: string;
   readonly properties: ReadonlyMap<string, string>;
   readonly locationMappings: readonly LocationMapping[];
+  /** How the warehouse is reached (object storage); null = the deployment's local storage. */
+  readonly storageProfile: StorageProfile | null;
+  /** The profile's keys, sealed under the server key (purpose `storage-profile:<id>`); never returned. */
+  readonly storageSecretSealed: string | null;
   readonly createdAt: Date;
 }
 
@@ -42,6 +47,8 @@ interface CatalogRow {
   warehouse_location: string;
   properties: Record<string, string> | string;
   location_mappings: LocationMapping[] | string;
+  storage_profile: StorageProfile | string | null;
+  storage_secret_sealed: string | null;
   created_at: Date | string;
 }
 
@@ -71,11 +78,13 @@ function catalogOf(r: CatalogRow): CatalogRecord {
     warehouseLocation: r.warehouse_location,
     properties: stringMapOf(r.properties),
     locationMappings: jsonOf(r.location_mappings),
+    storageProfile: r.storage_profile === null ? null : jsonOf(r.storage_profile),
+    storageSecretSealed: r.storage_secret_sealed,
     createdAt: r.created_at instanceof Date ? r.created_at : new Date(r.created_at),
   };
 }
 
-const CATALOG_COLUMNS = 'id, tenant_id, name, warehouse_location, properties, location_mappings, created_at';
+const CATALOG_COLUMNS = 'id, tenant_id, name, warehouse_location, properties, location_mappings, storage_profile, storage_secret_sealed, created_at';
 
 export async function findCatalog(db: SqlExecutor, tenantId: string, name: string): Promise<CatalogRecord | undefined> {
   const r = await db.query<CatalogRow>(`SELECT ${CATALOG_COLUMNS} FROM catalogs WHERE tenant_id = $1 AND name = $2`, [tenantId, name]);
@@ -94,16 +103,19 @@ export interface NewCatalogRecord {
   readonly warehouseLocation: string;
   readonly properties: ReadonlyMap<string, string>;
   readonly locationMappings: readonly LocationMapping[];
+  readonly storageProfile?: StorageProfile | null;
+  readonly storageSecretSealed?: string | null;
 }
 
 /** Inserts a catalog; returns undefined when the tenant already has one of that name. */
 export async function insertCatalog(db: SqlExecutor, c: NewCatalogRecord): Promise<CatalogRecord | undefined> {
   const r = await db.query<CatalogRow>(
-    `INSERT INTO catalogs (id, tenant_id, name, warehouse_location, properties, location_mappings)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)
+    `INSERT INTO catalogs (id, tenant_id, name, warehouse_location, properties, location_mappings, storage_profile, storage_secret_sealed)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8)
      ON CONFLICT (tenant_id, name) DO NOTHING
      RETURNING ${CATALOG_COLUMNS}`,
-    [c.id, c.tenantId, c.name, c.warehouseLocation, JSON.stringify(objectOf(c.properties)), JSON.stringify(c.locationMappings)],
+    [c.id, c.tenantId, c.name, c.warehouseLocation, JSON.stringify(objectOf(c.properties)), JSON.stringify(c.locationMappings),
+      c.storageProfile == null ? null : JSON.stringify(c.storageProfile), c.storageSecretSealed ?? null],
   );
   return r.rows[0] === undefined ? undefined : catalogOf(r.rows[0]);
 }
@@ -218,12 +230,12 @@ export async function deleteEntity(db: SqlExecutor, entityId: string): Promise<b
 }
 
 /** Catalog columns prefixed `c_`, for joins that fetch a catalog with its entities in one round trip. */
-const CATALOG_JOIN_COLUMNS = 'c.id AS c_id, c.tenant_id AS c_tenant_id, c.name AS c_name, c.warehouse_location AS c_warehouse_location, c.properties AS c_properties, c.location_mappings AS c_location_mappings, c.created_at AS c_created_at';
+const CATALOG_JOIN_COLUMNS = 'c.id AS c_id, c.tenant_id AS c_tenant_id, c.name AS c_name, c.warehouse_location AS c_warehouse_location, c.properties AS c_properties, c.location_mappings AS c_location_mappings, c.storage_profile AS c_storage_profile, c.storage_secret_sealed AS c_storage_secret_sealed, c.created_at AS c_created_at';
 
 type JoinedRow = { [K in keyof CatalogRow as `c_${K & string}`]: CatalogRow[K] } & { [K in keyof EntityRow]: EntityRow[K] | null };
 
 function splitJoined(r: JoinedRow): { catalog: CatalogRecord; entity: EntityRecord | undefined } {
-  const catalog = catalogOf({ id: r.c_id, tenant_id: r.c_tenant_id, name: r.c_name, warehouse_location: r.c_warehouse_location, properties: r.c_properties, location_mappings: r.c_location_mappings, created_at: r.c_created_at });
+  const catalog = catalogOf({ id: r.c_id, tenant_id: r.c_tenant_id, name: r.c_name, warehouse_location: r.c_warehouse_location, properties: r.c_properties, location_mappings: r.c_location_mappings, storage_profile: r.c_storage_profile, storage_secret_sealed: r.c_storage_secret_sealed, created_at: r.c_created_at });
   const entity = r.id === null ? undefined : entityOf(r as EntityRow);
   return { catalog, entity };
 }

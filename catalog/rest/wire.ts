@@ -13,10 +13,11 @@ import { tableMetadataToJson, type TableMetadata } from '../iceberg/table-metada
 import { tableRequirementFromJson, tableUpdateFromJson } from '../iceberg/table-updates.js';
 import { viewMetadataToJson, viewRequirementFromJson, viewUpdateFromJson, viewVersionFromJson } from '../iceberg/view-metadata.js';
 import type { LocationMapping } from '../../storage-creds/file-io.js';
+import { warehouseLocationOf, type StorageProfile, type StorageSecret } from '../../storage-creds/storage-profile.js';
 import type { EntityIdent, Namespace } from './context.js';
 import { badRequest } from './errors.js';
 import type { LoadedTable, LoadedView } from './loaded.js';
-import type { CreateCatalogRequest } from './operations/catalogs/index.js';
+import type { CreateCatalogRequest, ParsedStorageProfile } from './operations/catalogs/index.js';
 import type { TableChange } from './operations/tables/commit.js';
 import type { CreateTableRequest, RegisterTableRequest } from './operations/tables/index.js';
 import type { CreateViewRequest } from './operations/views/index.js';
@@ -159,6 +160,78 @@ export function parseReportMetrics(json: JsonValue | undefined): { readonly repo
   return { reportType, report: o };
 }
 
+function onlyFields(o: JsonObject, allowed: readonly string[], what: string): void {
+  for (const k of Object.keys(o)) if (!allowed.includes(k)) throw badRequest(`Unknown field '${k}' in ${what}`);
+}
+
+/**
+ * `storage-profile` of a catalog creation (docs/storage.md): `{type: "s3", bucket, key-prefix?,
+ * region, endpoint?, path-style-access?, credentials: {type: access-key | environment |
+ * default-chain, …}}`. Messages name fields, never values (a value may be a secret).
+ */
+export function parseStorageProfile(json: JsonValue): ParsedStorageProfile {
+  const what = 'storage-profile';
+  const o = asObject(json, what);
+  const type = requiredString(o, 'type', what);
+  if (type !== 's3') throw badRequest(`Unsupported storage-profile type ${JSON.stringify(type)}: expected "s3"`);
+  onlyFields(o, ['type', 'bucket', 'key-prefix', 'region', 'endpoint', 'path-style-access', 'credentials'], what);
+  const bucket = requiredString(o, 'bucket', what);
+  // S3's bucket naming rules (RGW enforces the same): 3-63 of a-z, 0-9, '.', '-'.
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw badRequest(`Invalid bucket name ${JSON.stringify(bucket)} in storage-profile: 3-63 lowercase letters, digits, '.' or '-'`);
+  const keyPrefix = (optionalString(o, 'key-prefix', what) ?? '').replace(/^\/+|\/+$/g, '');
+  const region = requiredString(o, 'region', what);
+  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw badRequest(`Invalid region ${JSON.stringify(region)} in storage-profile`);
+  const endpoint = optionalString(o, 'endpoint', what) ?? null;
+  if (endpoint !== null) {
+    let url: URL | undefined;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
+      throw badRequest('Invalid endpoint in storage-profile: expected an http:// or https:// URL without credentials');
+    }
+  }
+  const pathStyleAccess = optionalBoolean(o, 'path-style-access', what) ?? false;
+  const credentialsJson = field(o, 'credentials');
+  if (credentialsJson === undefined || credentialsJson === null) throw badRequest('Missing field \'credentials\' in storage-profile');
+  const c = asObject(credentialsJson, 'storage-profile credentials');
+  const source = requiredString(c, 'type', 'storage-profile credentials');
+  let secret: StorageSecret | null = null;
+  switch (source) {
+    case 'access-key': {
+      onlyFields(c, ['type', 'access-key-id', 'secret-access-key', 'session-token'], 'storage-profile credentials');
+      const accessKeyId = requiredString(c, 'access-key-id', 'storage-profile credentials');
+      const secretAccessKey = requiredString(c, 'secret-access-key', 'storage-profile credentials');
+      const sessionToken = optionalString(c, 'session-token', 'storage-profile credentials');
+      if (accessKeyId === '' || secretAccessKey === '') throw badRequest('Empty access-key-id or secret-access-key in storage-profile credentials');
+      secret = { type: 's3-keys', accessKeyId, secretAccessKey, ...(sessionToken !== undefined ? { sessionToken } : {}) };
+      break;
+    }
+    case 'environment':
+    case 'default-chain':
+      onlyFields(c, ['type'], 'storage-profile credentials');
+      break;
+    default:
+      throw badRequest(`Unsupported credentials type ${JSON.stringify(source)} in storage-profile: expected access-key, environment or default-chain`);
+  }
+  return { profile: { type: 's3', bucket, keyPrefix, region, endpoint, pathStyleAccess, credentialSource: source }, secret };
+}
+
+/** A profile as clients see it: everything but the keys. */
+export function storageProfileToJson(p: StorageProfile): JsonObject {
+  switch (p.type) {
+    case 's3':
+      return {
+        type: 's3', bucket: p.bucket, 'key-prefix': p.keyPrefix, region: p.region,
+        ...(p.endpoint !== null ? { endpoint: p.endpoint } : {}),
+        'path-style-access': p.pathStyleAccess,
+        credentials: { type: p.credentialSource },
+      };
+  }
+}
+
 export function parseCreateCatalog(json: JsonValue | undefined): CreateCatalogRequest {
   const o = body(json, 'CreateCatalogRequest');
   const what = 'CreateCatalogRequest';
@@ -168,11 +241,16 @@ export function parseCreateCatalog(json: JsonValue | undefined): CreateCatalogRe
     return { from: requiredString(mo, 'from', `location-mappings[${i}]`), to: requiredString(mo, 'to', `location-mappings[${i}]`) };
   });
   for (const k of Object.keys(o)) {
-    if (!['name', 'warehouse-location', 'properties', 'location-mappings'].includes(k)) throw badRequest(`Unknown field '${k}' in ${what}`);
+    if (!['name', 'warehouse-location', 'properties', 'location-mappings', 'storage-profile'].includes(k)) throw badRequest(`Unknown field '${k}' in ${what}`);
   }
+  const profileJson = field(o, 'storage-profile');
+  const storage = profileJson === undefined || profileJson === null ? undefined : parseStorageProfile(profileJson);
+  // With a profile the warehouse may be left out: it is the profile's bucket and prefix.
+  const warehouseLocation = storage === undefined ? requiredString(o, 'warehouse-location', what) : optionalString(o, 'warehouse-location', what) ?? warehouseLocationOf(storage.profile);
   return {
     name: requiredString(o, 'name', what),
-    warehouseLocation: requiredString(o, 'warehouse-location', what),
+    warehouseLocation,
+    ...(storage !== undefined ? { storage } : {}),
     properties: optionalStringMap(o, 'properties') ?? new Map(),
     locationMappings,
   };
@@ -193,6 +271,7 @@ export function catalogToJson(c: CatalogRecord): JsonObject {
     'warehouse-location': c.warehouseLocation,
     properties: mapToJson(c.properties),
     'location-mappings': c.locationMappings.map((m) => ({ from: m.from, to: m.to })),
+    ...(c.storageProfile !== null ? { 'storage-profile': storageProfileToJson(c.storageProfile) } : {}),
     'created-at': c.createdAt.toISOString(),
   };
 }

@@ -14,6 +14,7 @@ import { JsonSyntaxError, parseJson } from '../../../catalog/iceberg/json.js';
 import { toCatalogError } from '../../../catalog/rest/errors.js';
 import { findStoredResponse, isFinalStatus, requestHash, storeResponse } from '../../../catalog/rest/idempotency.js';
 import { isStoreUnavailable } from '../../../catalog/store/meta-store.js';
+import { StorageError } from '../../../storage-creds/file-io.js';
 import type { FloeState } from '../../state.js';
 import { sendWireError } from '../../wire-errors.js';
 import { registerCatalogRoutes } from './catalogs.js';
@@ -57,6 +58,15 @@ export function registerIcebergRoutes(app: FastifyInstance, state: FloeState): v
         return sendWireError(reply, 'iceberg', { status: known.status, icebergType: known.type, message: known.message });
       }
       if (isStoreUnavailable(error)) throw error; // the server's handler answers 503
+      if (error instanceof StorageError) {
+        // The warehouse's object store failed after retries: 503 while it is unavailable (the
+        // client may retry), 500 for a store that refuses (the operator fixes the profile). The
+        // message names the operation, location and cause, never a credential.
+        req.log.error({ err: error }, 'object storage failed');
+        return error.failure === 'unavailable'
+          ? sendWireError(reply, 'iceberg', { status: 503, icebergType: 'ServiceUnavailableException', message: error.message })
+          : sendWireError(reply, 'iceberg', { status: 500, icebergType: 'InternalServerError', message: error.message });
+      }
       if ((error as { kind?: unknown }).kind === 'unsupported-location') {
         // A location this server's FileIO cannot reach (s3:// before object stores, a relative path).
         return sendWireError(reply, 'iceberg', { status: 400, icebergType: 'BadRequestException', message: error.message });

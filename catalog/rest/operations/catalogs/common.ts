@@ -1,14 +1,23 @@
 /** Catalog management: the request shape, who may manage catalogs, and what a valid name and warehouse are. */
 import type { LocationMapping } from '../../../../storage-creds/file-io.js';
 import { schemeOf } from '../../../../storage-creds/file-io.js';
+import type { StorageProfile, StorageSecret } from '../../../../storage-creds/storage-profile.js';
 import type { CatalogContext } from '../../context.js';
 import { badRequest, CatalogError } from '../../errors.js';
+
+/** A storage profile as a creation request carries it: the profile and its keys, if any. */
+export interface ParsedStorageProfile {
+  readonly profile: StorageProfile;
+  readonly secret: StorageSecret | null;
+}
 
 export interface CreateCatalogRequest {
   readonly name: string;
   readonly warehouseLocation: string;
   readonly properties?: ReadonlyMap<string, string>;
   readonly locationMappings?: readonly LocationMapping[];
+  /** How to reach an object-store warehouse; checked with a probe object before the catalog exists. */
+  readonly storage?: ParsedStorageProfile;
 }
 
 /** The role that may create and drop catalogs (catalog management is an administrator's job). */

@@ -1,0 +1,115 @@
+/**
+ * A catalog whose warehouse is a bucket on a real Ceph RGW, over HTTP on both store backends:
+ * `POST /v1/catalogs` with an `s3` storage profile is checked with a probe object and refused
+ * with a message naming the cause (wrong secret, missing bucket, unreachable endpoint); the keys
+ * are sealed at rest and never returned; then REST create, commit, load and purge of a table
+ * write and read its metadata files in the bucket.
+ */
+import t from 'tap';
+import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { onEachBackend } from '../helpers/stores.js';
+import { onRgw, type RgwStore } from '../helpers/rgw.js';
+import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js';
+import { sampleSchema, startCatalogServer } from '../catalog/helpers.js';
+
+function profile(rgw: RgwStore, overrides: Record<string, unknown> = {}, credentials?: Record<string, unknown>): Record<string, unknown> {
+  return {
+    type: 's3', bucket: 'lakehouse', 'key-prefix': 'warehouse', region: rgw.region, endpoint: rgw.endpoint, 'path-style-access': true,
+    credentials: credentials ?? { type: 'access-key', 'access-key-id': rgw.accessKeyId, 'secret-access-key': rgw.secretAccessKey },
+    ...overrides,
+  };
+}
+
+async function keysIn(rgw: RgwStore, prefix: string): Promise<string[]> {
+  const s3 = rgw.client();
+  try {
+    const r = await s3.send(new ListObjectsV2Command({ Bucket: 'lakehouse', Prefix: prefix }));
+    return (r.Contents ?? []).map((o) => o.Key ?? '').sort();
+  } finally {
+    s3.destroy();
+  }
+}
+
+await onRgw(t, 'catalog on RGW', async (t, rgw) => {
+  await rgw.createBucket('lakehouse');
+
+  await onEachBackend(t, async (t, store, backend) => {
+    const { client, server } = await startCatalogServer(t, store);
+    const name = `lake_${backend}`;
+    const secretsOf = (text: string): string[] => [rgw.secretAccessKey, rgw.accessKeyId].filter((s) => text.includes(s));
+
+    // Refused profiles name what failed.
+    const wrongSecret = await client.post('/v1/catalogs', { name: 'bad1', 'storage-profile': profile(rgw, {}, { type: 'access-key', 'access-key-id': rgw.accessKeyId, 'secret-access-key': 'definitely-not-it-0123456789' }) });
+    t.equal(wrongSecret.status, 400, 'wrong secret: refused');
+    t.match(wrongSecret.body.error.message, /could not write a probe object: access denied/);
+    t.notMatch(wrongSecret.text, /definitely-not-it/, 'the secret is not echoed');
+    const noBucket = await client.post('/v1/catalogs', { name: 'bad2', 'storage-profile': profile(rgw, { bucket: 'no-such-bucket' }) });
+    t.equal(noBucket.status, 400, 'missing bucket: refused');
+    t.match(noBucket.body.error.message, /could not write a probe object: the bucket does not exist/);
+    const closed = await startS3FaultProxy(rgw.endpoint);
+    await closed.close();
+    const noStore = await client.post('/v1/catalogs', { name: 'bad3', 'storage-profile': profile(rgw, { endpoint: closed.endpoint }) });
+    t.equal(noStore.status, 400, 'unreachable endpoint: refused');
+    t.match(noStore.body.error.message, /could not write a probe object: the store did not answer/);
+    const elsewhere = await client.post('/v1/catalogs', { name: 'bad4', 'warehouse-location': 's3://other-bucket/x', 'storage-profile': profile(rgw) });
+    t.equal(elsewhere.status, 400, 'a warehouse outside the profile\'s bucket');
+    for (const [bad, why] of [
+      [{ bucket: 'A_B' }, /Invalid bucket name/], [{ endpoint: 'ftp://x' }, /Invalid endpoint/], [{ type: 'gcs' }, /Unsupported storage-profile type/],
+      [{ 'role-arn': 'arn:aws:iam::1:role/x' }, /Unknown field 'role-arn'/],
+    ] as const) {
+      const r = await client.post('/v1/catalogs', { name: 'bad5', 'storage-profile': profile(rgw, bad) });
+      t.equal(r.status, 400);
+      t.match(r.body.error.message, why);
+    }
+    t.equal((await client.get('/v1/catalogs/bad1')).status, 404, 'no refused catalog exists');
+
+    // A good profile: created, probe object gone, keys neither returned nor stored in the clear.
+    const created = await client.post('/v1/catalogs', { name, 'storage-profile': profile(rgw, { 'key-prefix': `/warehouse/${backend}/` }) });
+    t.equal(created.status, 201, created.text);
+    t.equal(created.body['warehouse-location'], `s3://lakehouse/warehouse/${backend}`, 'the warehouse is the profile\'s bucket and prefix');
+    t.same(created.body['storage-profile'], {
+      type: 's3', bucket: 'lakehouse', 'key-prefix': `warehouse/${backend}`, region: rgw.region, endpoint: rgw.endpoint, 'path-style-access': true, credentials: { type: 'access-key' },
+    });
+    t.same(secretsOf(created.text), [], 'no key in the create response');
+    t.same(secretsOf((await client.get(`/v1/catalogs/${name}`)).text), [], 'nor on load');
+    t.same(secretsOf((await client.get('/v1/catalogs')).text), [], 'nor in the list');
+    t.same(await keysIn(rgw, `warehouse/${backend}/`), [], 'the probe object was deleted');
+    const row = (await store.query<{ storage_profile: unknown; storage_secret_sealed: string }>('SELECT storage_profile, storage_secret_sealed FROM catalogs WHERE name = $1', [name])).rows[0];
+    t.ok(row?.storage_secret_sealed.startsWith('v1:'), 'the keys are sealed');
+    t.same(secretsOf(JSON.stringify(row)), [], 'the row holds no key in the clear');
+    t.equal(server.state.principals.secrets.open(row!.storage_secret_sealed, `storage-profile:${(await store.query<{ id: string }>('SELECT id FROM catalogs WHERE name = $1', [name])).rows[0]!.id}`).includes(rgw.secretAccessKey), true, 'and open under the server key');
+
+    // REST tables on the bucket.
+    const base = `/v1/${name}/namespaces`;
+    t.equal((await client.post(base, { namespace: ['db'], properties: {} })).status, 200);
+    const table = await client.post(`${base}/db/tables`, { name: 'events', schema: sampleSchema() });
+    t.equal(table.status, 200, table.text);
+    const first = table.body['metadata-location'] as string;
+    const tableKeys = `${(table.body.metadata.location as string).slice('s3://lakehouse/'.length)}/`;
+    t.match(first, new RegExp(`^s3://lakehouse/warehouse/${backend}/db/events-[0-9a-f]{32}/metadata/00000-[0-9a-f-]{36}\\.metadata\\.json$`));
+    const s3 = rgw.client();
+    t.teardown(() => s3.destroy());
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'lakehouse', Key: first.slice('s3://lakehouse/'.length) }));
+    t.ok((head.ContentLength ?? 0) > 0, 'the metadata file is in the bucket');
+
+    const committed = await client.post(`${base}/db/tables/events`, {
+      requirements: [{ type: 'assert-table-uuid', uuid: table.body.metadata['table-uuid'] }],
+      updates: [{ action: 'set-properties', updates: { owner: 'rgw' } }],
+    });
+    t.equal(committed.status, 200, committed.text);
+    const second = committed.body['metadata-location'] as string;
+    t.not(second, first);
+    t.match(second, /\/metadata\/00001-[0-9a-f-]{36}\.metadata\.json$/);
+    // A second server on the same store has nothing cached: it opens the sealed keys and reads the bucket.
+    const other = await startCatalogServer(t, store);
+    const loaded = await other.client.get(`${base}/db/tables/events`);
+    t.equal(loaded.status, 200);
+    t.equal(loaded.body['metadata-location'], second);
+    t.equal(loaded.body.metadata.properties.owner, 'rgw', 'the committed metadata reads back');
+    t.equal((await keysIn(rgw, tableKeys)).length, 2, 'two metadata files in the bucket');
+
+    const purged = await client.delete(`${base}/db/tables/events?purgeRequested=true`);
+    t.equal(purged.status, 204);
+    t.same(await keysIn(rgw, tableKeys), [], 'purge deleted the table\'s objects');
+  });
+});
