@@ -23,8 +23,10 @@ export function queryType(s: Statement): QueryType {
       return 'ddl';
     case 'ShowCatalogs': case 'ShowSchemas': case 'ShowTables': case 'ShowViews': case 'DescribeTable':
     case 'ShowUsers': case 'DescribeUser': case 'ShowServiceAccounts': case 'ShowPats': case 'ShowWebhooks':
-    case 'ShowQueryHistory': case 'ShowResourceGroups':
+    case 'ShowQueryHistory': case 'ShowResourceGroups': case 'ShowStages': case 'ListStage':
       return 'show';
+    case 'CreateStage': case 'DropStage': case 'RemoveStage': case 'GrantStage': case 'RevokeStage':
+      return 'ddl';
     case 'Use': case 'SetWorkloadClass': case 'SetSession': case 'ResetSession':
       return 'set';
     case 'CreateUser': case 'AlterUserSet': case 'AlterUserUnset': case 'AlterUserSuspend': case 'AlterUserUnsuspend':

@@ -256,7 +256,43 @@ export interface CopyInto {
   /** FILE_FORMAT = (TYPE = CSV …); keys upper-case. Undefined when absent. */
   readonly fileFormat: readonly OptionEntry[] | undefined;
   readonly pattern: string | undefined;
+  /** FILES = ('a.csv', …): paths relative to the source. Undefined when absent. */
+  readonly files: readonly string[] | undefined;
+  /** ON_ERROR; undefined means ABORT_STATEMENT. */
+  readonly onError: CopyOnError | undefined;
+  /** PURGE = TRUE: remove each file that loaded. */
+  readonly purge: boolean;
+  /** FORCE = TRUE: load files the load history says were loaded already. */
+  readonly force: boolean;
+  /** VALIDATION_MODE = RETURN_ERRORS: parse and report, load nothing. */
+  readonly validationMode: 'RETURN_ERRORS' | undefined;
+  /** MATCH_BY_COLUMN_NAME; undefined means NONE (columns by position). */
+  readonly matchByColumnName: CopyMatchByColumnName | undefined;
 }
+export type CopyOnError = 'ABORT_STATEMENT' | 'CONTINUE' | 'SKIP_FILE';
+export type CopyMatchByColumnName = 'CASE_SENSITIVE' | 'CASE_INSENSITIVE' | 'NONE';
+
+// ------------------------------------------------------------------ statements: stages
+
+/** CREATE STAGE: a named place for files to load, in the session's catalog. */
+export interface CreateStage {
+  readonly kind: 'CreateStage'; readonly span: Span; readonly ifNotExists: boolean; readonly name: Ident;
+  /** URL = '…': where the files live (inside the catalog's warehouse); undefined for the default folder. */
+  readonly url: string | undefined;
+  /** FILE_FORMAT = (…): the default format of COPY INTO from this stage; keys upper-case. */
+  readonly fileFormat: readonly OptionEntry[] | undefined;
+  readonly comment: string | undefined;
+}
+export interface DropStage { readonly kind: 'DropStage'; readonly span: Span; readonly ifExists: boolean; readonly name: Ident }
+export interface ShowStages { readonly kind: 'ShowStages'; readonly span: Span; readonly like: string | undefined }
+/** LIST @stage[/path] [PATTERN = '…']. */
+export interface ListStage { readonly kind: 'ListStage'; readonly span: Span; /** Text after "@". */ readonly path: string; readonly pattern: string | undefined }
+/** REMOVE @stage[/path] [PATTERN = '…']. */
+export interface RemoveStage { readonly kind: 'RemoveStage'; readonly span: Span; /** Text after "@". */ readonly path: string; readonly pattern: string | undefined }
+export type StageGranteeKind = 'USER' | 'ROLE';
+/** GRANT USAGE ON STAGE s TO USER u | ROLE r. */
+export interface GrantStage { readonly kind: 'GrantStage'; readonly span: Span; readonly stage: Ident; readonly granteeKind: StageGranteeKind; readonly grantee: Ident }
+export interface RevokeStage { readonly kind: 'RevokeStage'; readonly span: Span; readonly stage: Ident; readonly granteeKind: StageGranteeKind; readonly grantee: Ident }
 
 // ------------------------------------------------------------------ statements: DDL
 
@@ -405,7 +441,8 @@ export type Statement =
   | CreateServiceAccount | DropServiceAccount | AddKeypair | DropKeypair | ShowServiceAccounts
   | CreatePat | DropPat | ShowPats | CreateWebhook | DropWebhook | ShowWebhooks
   | GrantManage | RevokeManage | CreateRole | DropRole | GrantRole | RevokeRole
-  | SetWorkloadClass | SetSession | ResetSession | ShowQueryHistory | ShowResourceGroups;
+  | SetWorkloadClass | SetSession | ResetSession | ShowQueryHistory | ShowResourceGroups
+  | CreateStage | DropStage | ShowStages | ListStage | RemoveStage | GrantStage | RevokeStage;
 
 export type StatementKind = Statement['kind'];
 

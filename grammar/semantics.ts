@@ -12,7 +12,7 @@ import {
   type Span, type Expr, type Relation, type Ident, type QualifiedName, type FunctionCall, type SelectItem,
   type OrderItem, type WindowSpec, type DataType, type PrimitiveTypeName, type BinaryOp, type ComparisonOp,
   type Statement, type TableAlias, type GroupingElement, type UserOptions, type UserField, type OptionEntry,
-  type OptionValue, type PartitionField, type ColumnDef, type Assignment, type IntervalUnit, type FrameBound,
+  type OptionValue, type CopyOnError, type CopyMatchByColumnName, type StageGranteeKind, type PartitionField, type ColumnDef, type Assignment, type IntervalUnit, type FrameBound,
   type NamedWindow, type CteDef, type MergeClause, type PrincipalStatus, type KeyAlgorithm, type ManagePrivilege,
   type WorkloadClass, type AlterTableAction, type TimeTravel, type RefusedConstraint, type RefusedConstraintKind,
 } from './ir.js';
@@ -1108,18 +1108,92 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       return make('MergeDoNothing', span(this), {});
     },
     copyInto(_c, _i, table, cols, _from, source, options) {
-      let fileFormat: OptionEntry[] | undefined;
-      let pattern: string | undefined;
-      for (const o of options.children) {
-        if (caseOf(o).ctorName === 'copyOption_fileFormat') {
-          if (fileFormat !== undefined) fail(o, 'another clause', 'duplicate FILE_FORMAT clause');
-          fileFormat = o.ir() as OptionEntry[];
-        } else {
-          if (pattern !== undefined) fail(o, 'another clause', 'duplicate PATTERN clause');
-          pattern = o.ir() as string;
-        }
-      }
-      return make('CopyInto', span(this), { table: table.ir() as QualifiedName, columns: opt<Ident[]>(cols) ?? [], source: source.ir() as never, fileFormat, pattern });
+      const seen = uniqueClauses(options.children, 'copyOption_');
+      const word = <T extends string>(clause: string, allowed: readonly T[]): T | undefined => {
+        const node = seen.get(clause);
+        if (node === undefined) return undefined;
+        const w = (node.ir() as string).toUpperCase();
+        const parts = caseOf(node).children;
+        if (!(allowed as readonly string[]).includes(w)) fail(parts[parts.length - 1]!, allowed.join(' or '), `unknown ${text(parts[0]!).toUpperCase()} value`);
+        return w as T;
+      };
+      return make('CopyInto', span(this), {
+        table: table.ir() as QualifiedName, columns: opt<Ident[]>(cols) ?? [], source: source.ir() as never,
+        fileFormat: seen.get('fileFormat')?.ir() as OptionEntry[] | undefined,
+        pattern: seen.get('pattern')?.ir() as string | undefined,
+        files: seen.get('files')?.ir() as string[] | undefined,
+        onError: word<CopyOnError>('onError', ['ABORT_STATEMENT', 'CONTINUE', 'SKIP_FILE']),
+        purge: (seen.get('purge')?.ir() as boolean | undefined) ?? false,
+        force: (seen.get('force')?.ir() as boolean | undefined) ?? false,
+        validationMode: word<'RETURN_ERRORS'>('validationMode', ['RETURN_ERRORS']),
+        matchByColumnName: word<CopyMatchByColumnName>('matchByColumnName', ['CASE_SENSITIVE', 'CASE_INSENSITIVE', 'NONE']),
+      });
+    },
+    copyOption_files(_kw, _eq, _o, first, _c, rest, _cl) {
+      return [str(first), ...rest.children.map((r) => str(r))];
+    },
+    copyOption_onError(_kw, _eq, w) {
+      return (w.ir() as Ident).name;
+    },
+    copyOption_purge(_kw, _eq, b) {
+      return b.ir();
+    },
+    copyOption_force(_kw, _eq, b) {
+      return b.ir();
+    },
+    copyOption_validationMode(_kw, _eq, w) {
+      return (w.ir() as Ident).name;
+    },
+    copyOption_matchByColumnName(_kw, _eq, w) {
+      return (w.ir() as Ident).name;
+    },
+    booleanWord_true(_) {
+      return true;
+    },
+    booleanWord_false(_) {
+      return false;
+    },
+    listStage(_l, ref, pattern) {
+      return make('ListStage', span(this), { path: text(ref).slice(1), pattern: opt<string>(pattern) });
+    },
+    removeStage(_r, ref, pattern) {
+      return make('RemoveStage', span(this), { path: text(ref).slice(1), pattern: opt<string>(pattern) });
+    },
+    stagePattern(_p, _eq, s) {
+      return str(s);
+    },
+    stageOption_url(_k, _eq, v) {
+      return str(v);
+    },
+    stageOption_fileFormat(_kw, _eq, _o, opts, _c) {
+      return all<OptionEntry>(opts).map((e) => ({ ...e, key: e.key.toUpperCase() }));
+    },
+    stageOption_comment(_k, _eq, v) {
+      return str(v);
+    },
+    granteeKind(k) {
+      return text(k).toUpperCase();
+    },
+    create_stage(_c, _s, ifne, name, options) {
+      const seen = uniqueClauses(options.children, 'stageOption_');
+      return make('CreateStage', span(this), {
+        ifNotExists: has(ifne), name: name.ir() as Ident,
+        url: seen.get('url')?.ir() as string | undefined,
+        fileFormat: seen.get('fileFormat')?.ir() as OptionEntry[] | undefined,
+        comment: seen.get('comment')?.ir() as string | undefined,
+      });
+    },
+    drop_stage(_d, _s, ife, name) {
+      return make('DropStage', span(this), { ifExists: has(ife), name: name.ir() as Ident });
+    },
+    show_stages(_s, _st, like) {
+      return make('ShowStages', span(this), { like: opt<string>(like) });
+    },
+    grant_stage(_g, _u, _o, _s, stage, _to, kind, grantee) {
+      return make('GrantStage', span(this), { stage: stage.ir() as Ident, granteeKind: kind.ir() as StageGranteeKind, grantee: grantee.ir() as Ident });
+    },
+    revoke_stage(_r, _u, _o, _s, stage, _from, kind, grantee) {
+      return make('RevokeStage', span(this), { stage: stage.ir() as Ident, granteeKind: kind.ir() as StageGranteeKind, grantee: grantee.ir() as Ident });
     },
     copySource_stage(s) {
       return make('Stage', span(this), { path: text(s).slice(1) });

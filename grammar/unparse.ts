@@ -529,8 +529,26 @@ export function toSql(s: Statement, options: UnparseOptions = {}): string {
       const cols = s.columns.length > 0 ? ` (${s.columns.map(identSql).join(', ')})` : '';
       const src = s.source.kind === 'Stage' ? `@${s.source.path}` : stringSql(s.source.url);
       const ff = s.fileFormat === undefined ? '' : ` FILE_FORMAT = (${s.fileFormat.map((e) => `${wordSql(e.key)} = ${optionValueSql(e.value)}`).join(', ')})`;
-      return `COPY INTO ${nameSql(s.table)}${cols} FROM ${src}${ff}${s.pattern === undefined ? '' : ` PATTERN = ${stringSql(s.pattern)}`}`;
+      const files = s.files === undefined ? '' : ` FILES = (${s.files.map(stringSql).join(', ')})`;
+      const opts = [
+        s.onError === undefined ? '' : ` ON_ERROR = ${s.onError}`,
+        s.purge ? ' PURGE = TRUE' : '',
+        s.force ? ' FORCE = TRUE' : '',
+        s.validationMode === undefined ? '' : ` VALIDATION_MODE = ${s.validationMode}`,
+        s.matchByColumnName === undefined ? '' : ` MATCH_BY_COLUMN_NAME = ${s.matchByColumnName}`,
+      ].join('');
+      return `COPY INTO ${nameSql(s.table)}${cols} FROM ${src}${ff}${s.pattern === undefined ? '' : ` PATTERN = ${stringSql(s.pattern)}`}${files}${opts}`;
     }
+    case 'CreateStage': {
+      const ff = s.fileFormat === undefined ? '' : ` FILE_FORMAT = (${s.fileFormat.map((e) => `${wordSql(e.key)} = ${optionValueSql(e.value)}`).join(', ')})`;
+      return `CREATE STAGE ${ifNotExists(s.ifNotExists)}${identSql(s.name)}${s.url === undefined ? '' : ` URL = ${stringSql(s.url)}`}${ff}${s.comment === undefined ? '' : ` COMMENT = ${stringSql(s.comment)}`}`;
+    }
+    case 'DropStage': return `DROP STAGE ${ifExists(s.ifExists)}${identSql(s.name)}`;
+    case 'ShowStages': return `SHOW STAGES${s.like === undefined ? '' : ` LIKE ${stringSql(s.like)}`}`;
+    case 'ListStage': return `LIST @${s.path}${s.pattern === undefined ? '' : ` PATTERN = ${stringSql(s.pattern)}`}`;
+    case 'RemoveStage': return `REMOVE @${s.path}${s.pattern === undefined ? '' : ` PATTERN = ${stringSql(s.pattern)}`}`;
+    case 'GrantStage': return `GRANT USAGE ON STAGE ${identSql(s.stage)} TO ${s.granteeKind} ${identSql(s.grantee)}`;
+    case 'RevokeStage': return `REVOKE USAGE ON STAGE ${identSql(s.stage)} FROM ${s.granteeKind} ${identSql(s.grantee)}`;
     case 'CreateSchema': return `CREATE SCHEMA ${ifNotExists(s.ifNotExists)}${nameSql(s.name)}${s.properties.length > 0 ? ` WITH (${props(s.properties)})` : ''}`;
     case 'DropSchema': return `DROP SCHEMA ${ifExists(s.ifExists)}${nameSql(s.name)}${s.cascade ? ' CASCADE' : ''}`;
     case 'CreateTable':

@@ -28,6 +28,7 @@ import { QueryService } from '../engine/session/query-service.js';
 import { CatalogStatements } from '../engine/session/catalog-statements.js';
 import { QueryRunner } from '../engine/session/query-runner.js';
 import { WriteRunner } from '../engine/session/write-runner.js';
+import { StageService, StageStatements } from '../engine/stages/index.js';
 import { PrincipalStatements } from '../engine/session/principal-statements.js';
 import { createExecutor, type Executor } from '../engine/exec/index.js';
 import { FileCache } from '../engine/exec/file-cache.js';
@@ -56,6 +57,8 @@ export interface FloeState {
   readonly history: QueryHistory;
   /** `POST /api/query`. */
   readonly queries: QueryService;
+  /** Stages for bulk loading (statements, COPY INTO and the /v1/stages endpoints). */
+  readonly stages: StageService;
   /** The Iceberg REST catalog (also what the SQL engine commits through). */
   readonly catalog: CatalogService;
   /** Admission, queueing, the MLFQ and the query killer. */
@@ -159,6 +162,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const hashing = config.principals.password_hashing;
     const passwords = new PasswordHasher({ isolation: hashing.isolation, workers: hashing.workers, niceness: hashing.niceness, idlePolicy: hashing.idle_policy, maxQueued: hashing.max_queued });
     const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets, passwords });
+    const stages = new StageService({ store, catalog, clock });
+    const stageStatements = new StageStatements(stages);
     const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
       parser, history, clock, parse: (sql) => parseOffload.tryParse(sql),
@@ -167,6 +172,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         query: (ctx, statement) => (statement.kind === 'Query' || statement.kind === 'Explain' ? queryRunner.run(ctx, statement) : writeRunner.run(ctx, statement)),
         principal: (ctx, statement) => principalStatements.run(ctx, statement),
         workload: async () => resourceGroups.show(),
+        stage: (ctx, statement) => stageStatements.run(ctx, statement),
         invitation: { historyOwnerOf: (statement) => principalStatements.historyOwnerOf(statement), redeem: (statement) => principalStatements.redeem(statement) },
       },
       defaultCatalog: 'default', defaultSchema: config.query.default_schema,
@@ -187,7 +193,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       maintenance.start();
     }
     return {
-      catalog,
+      catalog, stages,
       config, store, clock, keys, tokens, authStates, bootstrap, parser, history, queries, wlm, executor: executorOf, systemTables, tables: tablesProvider,
       principals: { secrets, webhookWorker, maintenance, passwords },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),

@@ -113,7 +113,7 @@ export interface StatementContext {
 /** Runs one category of statements; supplied by the context that owns it. */
 export type StatementRunner = (ctx: StatementContext, statement: Statement) => Promise<RowSet>;
 
-export type StatementCategory = 'query' | 'ddl' | 'principal' | 'session' | 'history' | 'workload';
+export type StatementCategory = 'query' | 'ddl' | 'principal' | 'session' | 'history' | 'workload' | 'stage';
 
 /** Where each statement kind is run. */
 export const STATEMENT_CATEGORY: Readonly<Record<StatementKind, StatementCategory>> = {
@@ -130,6 +130,7 @@ export const STATEMENT_CATEGORY: Readonly<Record<StatementKind, StatementCategor
   AddKeypair: 'principal', DropKeypair: 'principal', ShowServiceAccounts: 'principal', CreatePat: 'principal', DropPat: 'principal',
   ShowPats: 'principal', CreateWebhook: 'principal', DropWebhook: 'principal', ShowWebhooks: 'principal', GrantManage: 'principal',
   RevokeManage: 'principal', CreateRole: 'principal', DropRole: 'principal', GrantRole: 'principal', RevokeRole: 'principal',
+  CreateStage: 'stage', DropStage: 'stage', ShowStages: 'stage', ListStage: 'stage', RemoveStage: 'stage', GrantStage: 'stage', RevokeStage: 'stage',
 };
 
 export interface QueryServiceOptions {
@@ -142,7 +143,7 @@ export interface QueryServiceOptions {
   readonly history: QueryHistory;
   readonly clock: { now(): number };
   /** Runners by category; a category without one answers UNSUPPORTED_STATEMENT. */
-  readonly runners: Partial<Record<'query' | 'ddl' | 'principal' | 'workload', StatementRunner>> & {
+  readonly runners: Partial<Record<'query' | 'ddl' | 'principal' | 'workload' | 'stage', StatementRunner>> & {
     /** REDEEM INVITATION without a bearer token: who it is filed under in history, and the redemption. */
     readonly invitation?: {
       readonly historyOwnerOf: (statement: Statement) => Promise<HistoryOwner>;
@@ -283,7 +284,8 @@ export class QueryService {
       case 'query':
       case 'ddl':
       case 'principal':
-      case 'workload': {
+      case 'workload':
+      case 'stage': {
         const runner = this.o.runners[category];
         if (!runner) throw floeError('UNSUPPORTED_STATEMENT', { what: `${s.kind} (the ${category} runner is not configured)` });
         return { result: await runner(ctx, s) };

@@ -30,7 +30,8 @@ const ALL_KINDS: Record<StatementKind, true> = {
   ShowServiceAccounts: true, CreatePat: true, DropPat: true, ShowPats: true, CreateWebhook: true, DropWebhook: true,
   ShowWebhooks: true, GrantManage: true, RevokeManage: true, CreateRole: true, DropRole: true, GrantRole: true,
   RevokeRole: true, SetWorkloadClass: true, SetSession: true, ResetSession: true, ShowQueryHistory: true,
-  ShowResourceGroups: true,
+  ShowResourceGroups: true, CreateStage: true, DropStage: true, ShowStages: true, ListStage: true, RemoveStage: true,
+  GrantStage: true, RevokeStage: true,
 };
 
 /** The secret values a statement carries, read from its IR. */

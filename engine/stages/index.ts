@@ -1,0 +1,8 @@
+/** Stages and bulk loading (docs/loading.md). */
+export { StageService, stagesRoot, stageUrl } from './stages.js';
+export type { FormatEntry, ResolvedStage, StageRecord, StageServiceOptions } from './stages.js';
+export { StageFiles } from './stage-files.js';
+export type { StagedFile } from './stage-files.js';
+export { StageStatements } from './statements.js';
+export { checkStageKey, parseStageRef, stageDisplay, stageKeyProblem, stagePattern, MAX_STAGE_KEY_BYTES } from './stage-path.js';
+export type { StageRef } from './stage-path.js';
