@@ -1,6 +1,7 @@
 /** The console's entry point (bundled into /console/assets/app.js). */
 import { ConsoleApp, type Page } from './app.js';
 import { accountPage } from './pages/account.js';
+import { adminPage } from './pages/admin.js';
 import { catalogPage } from './pages/catalog.js';
 import { historyPage } from './pages/history.js';
 import { invitationPage, signInPage } from './pages/sign-in.js';
@@ -12,6 +13,7 @@ const pages = new Map<string, Page>([
   ['sql', sqlPage(newWorkspace())],
   ['history', historyPage],
   ['catalog', catalogPage],
+  ['admin', adminPage],
   ['account', accountPage],
 ]);
 let app: ConsoleApp | undefined = undefined;
@@ -19,6 +21,7 @@ app = new ConsoleApp(root, pages, signInPage(() => app?.takeNotice()), [
   { route: 'sql', label: 'SQL' },
   { route: 'history', label: 'History' },
   { route: 'catalog', label: 'Catalog' },
+  { route: 'admin', label: 'Administration' },
   { route: 'account', label: 'Account' },
 ], invitationPage);
 void app.render();
