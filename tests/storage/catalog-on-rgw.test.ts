@@ -7,6 +7,7 @@
  */
 import t from 'tap';
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { openStore } from '../../catalog/store/open-store.js';
 import { onEachBackend } from '../helpers/stores.js';
 import { onRgw, type RgwStore } from '../helpers/rgw.js';
 import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js';
@@ -111,5 +112,30 @@ await onRgw(t, 'catalog on RGW', async (t, rgw) => {
     const purged = await client.delete(`${base}/db/tables/events?purgeRequested=true`);
     t.equal(purged.status, 204);
     t.same(await keysIn(rgw, tableKeys), [], 'purge deleted the table\'s objects');
+  });
+
+  await t.test('credentials from the environment', async (t) => {
+    const store = await openStore({ kind: 'pglite-memory' });
+    t.teardown(() => store.close());
+    const { client } = await startCatalogServer(t, store);
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    t.teardown(() => {
+      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID; else process.env.AWS_ACCESS_KEY_ID = saved.id;
+      if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY; else process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+    });
+    delete process.env.AWS_ACCESS_KEY_ID;
+    delete process.env.AWS_SECRET_ACCESS_KEY;
+    const missing = await client.post('/v1/catalogs', { name: 'env', 'storage-profile': profile(rgw, { 'key-prefix': 'env' }, { type: 'environment' }) });
+    t.equal(missing.status, 400);
+    t.match(missing.body.error.message, /AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not set/);
+    process.env.AWS_ACCESS_KEY_ID = rgw.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = rgw.secretAccessKey;
+    const created = await client.post('/v1/catalogs', { name: 'env', 'storage-profile': profile(rgw, { 'key-prefix': 'env' }, { type: 'environment' }) });
+    t.equal(created.status, 201, created.text);
+    t.same(created.body['storage-profile'].credentials, { type: 'environment' });
+    const row = (await store.query<{ storage_secret_sealed: string | null }>("SELECT storage_secret_sealed FROM catalogs WHERE name = 'env'")).rows[0];
+    t.equal(row?.storage_secret_sealed, null, 'nothing to seal: the keys stay in the environment');
+    t.equal((await client.post('/v1/env/namespaces', { namespace: ['db'], properties: {} })).status, 200);
+    t.equal((await client.post('/v1/env/namespaces/db/tables', { name: 't', schema: sampleSchema() })).status, 200, 'tables are written with the environment\'s keys');
   });
 });
