@@ -26,6 +26,10 @@ import { openState, storeLocationOf } from './state.js';
 import { createExecutor } from '../engine/exec/index.js';
 import { isFloeError } from '../grammar/errors.js';
 import { importDirectory, importFile, withImportExecutor } from '../engine/session/import.js';
+import { CatalogError } from '../catalog/rest/errors.js';
+import { parseJson } from '../catalog/iceberg/json.js';
+import { parseStorageProfile } from '../catalog/rest/wire.js';
+import { warehouseLocationOf } from '../storage-creds/storage-profile.js';
 
 const USAGE = `usage:
   floe serve [--port N] [--host H] [--data-dir D] [--config F]
@@ -34,6 +38,7 @@ const USAGE = `usage:
   floe admin rotate-client <client-id>
   floe admin revoke-client <client-id>
   floe admin rotate-signing-key
+  floe admin create-catalog <name> [--tenant T] [--warehouse LOCATION] [--storage-profile FILE.json]
   floe admin import --table [catalog.]schema.table [--tenant T] <file.parquet|.csv|.tbl>
   floe admin webhooks replay [--tenant T] [--delivery ID] [--event ID]
   floe admin scim-token create|rotate|revoke|show --tenant T
@@ -43,6 +48,8 @@ const USAGE = `usage:
 Every admin command also takes --config F and --data-dir D.`;
 
 class UsageError extends Error {}
+/** A command whose input the catalog refused (bad profile, taken name): exit 2, no usage text. */
+class RefusedError extends Error {}
 
 const COMMON_OPTIONS = {
   config: { type: 'string' },
@@ -305,6 +312,49 @@ async function admin(argv: string[]): Promise<void> {
       console.log(`Password policy of tenant ${tenant}: ${JSON.stringify(policy)}`);
       return;
     }
+    case 'create-catalog': {
+      // The profile comes from a file (the `storage-profile` object of POST /v1/catalogs), so its
+      // keys never appear on a command line; they are sealed like the REST route seals them.
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { ...COMMON_OPTIONS, tenant: { type: 'string' }, warehouse: { type: 'string' }, 'storage-profile': { type: 'string' } } });
+      const name = positionals[0];
+      if (!name || positionals.length > 1) throw new UsageError('create-catalog takes one catalog name');
+      if (!values.warehouse && !values['storage-profile']) throw new UsageError('create-catalog needs --warehouse or --storage-profile');
+      let storage;
+      if (values['storage-profile']) {
+        let text: string;
+        try {
+          text = readFileSync(values['storage-profile'], 'utf8');
+        } catch (e) {
+          throw new UsageError(`cannot read ${values['storage-profile']}: ${(e as Error).message}`);
+        }
+        try {
+          storage = parseStorageProfile(parseJson(text));
+        } catch (e) {
+          throw new RefusedError(e instanceof CatalogError ? e.message : `${values['storage-profile']} is not JSON`);
+        }
+      }
+      const tenant = values.tenant ?? 'default';
+      const config = configFrom(values);
+      if (config.store.database_url === null) {
+        const other = runningServerPid(config);
+        if (other) throw new UsageError(`the embedded store in ${resolve(config.data_dir)} is in use by a running server (pid ${other}); stop it first, or run Floe on PostgreSQL`);
+      }
+      const state = await openState({ ...config, principals: { ...config.principals, background_jobs: false } }, { keyReloadIntervalMs: 0 });
+      try {
+        const admin = await findPrincipalByName(state.store, tenant, 'admin');
+        if (!admin || !admin.roles.includes('tenant_admin')) throw new UsageError(`tenant ${tenant} has no administrator "admin"`);
+        const warehouseLocation = values.warehouse ?? (storage !== undefined ? warehouseLocationOf(storage.profile) : '');
+        const created = await state.catalog.createCatalog({ tenantId: tenant, principalId: admin.id, roles: admin.roles }, {
+          name, warehouseLocation, ...(storage !== undefined ? { storage } : {}),
+        }).catch((e: unknown) => {
+          throw e instanceof CatalogError ? new RefusedError(e.message) : e;
+        });
+        console.log(`Catalog ${created.name} created in tenant ${tenant}: ${created.warehouseLocation}${created.storageProfile !== null ? ' (storage profile checked)' : ''}.`);
+      } finally {
+        await state.close();
+      }
+      return;
+    }
     case 'import': {
       const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { ...COMMON_OPTIONS, table: { type: 'string' }, tenant: { type: 'string' } } });
       const file = positionals[0];
@@ -359,7 +409,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {
-  if (e instanceof UsageError || e instanceof ConfigError || e instanceof ClientError || e instanceof TenantError || e instanceof ScimTokenError) {
+  if (e instanceof UsageError || e instanceof RefusedError || e instanceof ConfigError || e instanceof ClientError || e instanceof TenantError || e instanceof ScimTokenError) {
     console.error(`floe: ${e.message}`);
     if (e instanceof UsageError) console.error(USAGE);
     process.exit(2);
