@@ -1,4 +1,5 @@
 /** Prometheus metrics of one server instance (its own registry: no process-global state). */
+import type { FileCacheStats } from '../engine/exec/file-cache.js';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { CountingHistogram, type HistogramSeries } from '../engine/metrics.js';
 
@@ -63,6 +64,36 @@ export function registerHistoryMetrics(registry: Registry, history: HistoryBackl
     collect() {
       this.reset();
       this.inc(history.droppedCount);
+    },
+  });
+}
+
+/** The read-through cache of object-store files (engine/exec/file-cache.ts) as metrics. */
+export function registerFileCacheMetrics(registry: Registry, stats: () => FileCacheStats): void {
+  const counter = (name: string, help: string, read: (s: FileCacheStats) => number): void => {
+    new Counter({
+      name, help, registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read(stats()));
+      },
+    });
+  };
+  counter('floe_file_cache_hits_total', 'Object-store files a statement found in the local cache', (s) => s.hits);
+  counter('floe_file_cache_misses_total', 'Object-store files a statement had to fetch', (s) => s.misses);
+  counter('floe_file_cache_fetched_bytes_total', 'Bytes fetched from object storage into the cache or a query scratch folder', (s) => s.bytesFetched);
+  counter('floe_file_cache_evictions_total', 'Cached files evicted to make room', (s) => s.evictions);
+  counter('floe_file_cache_bypasses_total', 'Files fetched outside the cache because pinned files left no room', (s) => s.bypasses);
+  new Gauge({
+    name: 'floe_file_cache_resident_bytes', help: 'Bytes the cache holds on local disk (fetches in flight included)', registers: [registry],
+    collect() {
+      this.set(stats().residentBytes);
+    },
+  });
+  new Gauge({
+    name: 'floe_file_cache_max_bytes', help: 'The cache budget (storage.cache.max_bytes)', registers: [registry],
+    collect() {
+      this.set(stats().maxBytes);
     },
   });
 }

@@ -21,7 +21,7 @@ import { KeyRing, type Clock } from './auth/key-ring.js';
 import { RefreshTokens } from './auth/refresh-tokens.js';
 import { TokenService } from './auth/tokens.js';
 import type { FloeConfig } from './config.js';
-import { createMetrics, registerHistoryMetrics, type FloeMetrics } from './metrics.js';
+import { createMetrics, registerFileCacheMetrics, registerHistoryMetrics, type FloeMetrics } from './metrics.js';
 import { Parser } from '../grammar/parser.js';
 import { QueryHistory } from '../engine/history/query-history.js';
 import { QueryService } from '../engine/session/query-service.js';
@@ -155,6 +155,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     });
     const poolExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), writePlan: (p, r, o) => executorOf().writePlan(p, r, o), get stagingDirectory() { return executorOf().stagingDirectory; }, get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
     const queryRunnerExecutor = localizingExecutor(poolExecutor, fileCache);
+    registerFileCacheMetrics(metrics.registry, () => fileCache.stats());
     const queryRunner = new QueryRunner({
       catalog, parser, executor: queryRunnerExecutor,
       wlm, systemTables, fragmentOptions: { ...DEFAULT_FRAGMENT_OPTIONS, maxFragmentsPerScan: config.query.workers }, maxResultRows: config.query.max_result_rows,

@@ -30,6 +30,8 @@ t.test('metrics on the main listener need a token and parse as Prometheus text',
   t.equal(exposition.types.get('floe_oauth_token_requests_total'), 'counter');
   t.equal(exposition.types.get('floe_query_history_pending_records'), 'gauge', 'history backlog');
   t.equal(exposition.types.get('floe_query_history_dropped_records_total'), 'counter');
+  for (const name of ['floe_file_cache_hits_total', 'floe_file_cache_misses_total', 'floe_file_cache_fetched_bytes_total', 'floe_file_cache_evictions_total']) t.equal(exposition.types.get(name), 'counter', name);
+  t.equal(exposition.samples.find((s) => s.name === 'floe_file_cache_max_bytes')?.value, 4 * 1024 ** 3, 'the cache budget');
   const configCount = exposition.samples.find((s) => s.name === 'floe_http_request_duration_seconds_count' && s.labels.get('route') === '/v1/config' && s.labels.get('status_code') === '200');
   t.ok(configCount && configCount.value >= 1, 'the /v1/config request is in the histogram by route and status');
   const issued = exposition.samples.find((s) => s.name === 'floe_oauth_token_requests_total' && s.labels.get('grant_type') === 'client_credentials' && s.labels.get('outcome') === 'success');
