@@ -81,6 +81,23 @@ function s3Credentials(profile: S3StorageProfile, secret: StorageSecret | null):
   }
 }
 
+/**
+ * The Iceberg FileIO properties an engine beside Floe (Spark, Trino, PyIceberg) needs to reach the
+ * warehouse with its own credentials: endpoint, addressing and region, never a key. Floe puts
+ * them in `/v1/config` defaults, which a client's own settings override.
+ */
+export function clientPropertiesOf(profile: StorageProfile): ReadonlyMap<string, string> {
+  switch (profile.type) {
+    case 's3':
+      return new Map([
+        ...(profile.endpoint !== null ? [['s3.endpoint', profile.endpoint] as const] : []),
+        ['s3.path-style-access', String(profile.pathStyleAccess)],
+        ['s3.region', profile.region],
+        ['client.region', profile.region],
+      ]);
+  }
+}
+
 /** Options that tests (and operators, through the profile) may tune on the FileIO. */
 export interface ProfileFileIOOptions {
   readonly maxAttempts?: number;

@@ -11,6 +11,7 @@
  * selects the caller's tenant, otherwise the default tenant is searched. 404
  * `NoSuchWarehouseException` for a warehouse the tenant does not have.
  */
+import { clientPropertiesOf } from '../../storage-creds/storage-profile.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { IDEMPOTENCY_KEY_LIFETIME } from '../../catalog/rest/idempotency.js';
 import { findCatalog } from '../../catalog/rest/store.js';
@@ -112,7 +113,10 @@ export function registerCatalogConfigRoute(app: FastifyInstance, servedRoutes: (
       return { defaults: {}, overrides: {}, endpoints, 'idempotency-key-lifetime': IDEMPOTENCY_KEY_LIFETIME };
     }
     return {
-      defaults: { ...mapToJson(catalog.properties), prefix: encodeURIComponent(catalog.name) },
+      defaults: {
+        ...(catalog.storageProfile !== null ? mapToJson(clientPropertiesOf(catalog.storageProfile)) : {}),
+        ...mapToJson(catalog.properties), prefix: encodeURIComponent(catalog.name),
+      },
       overrides: { prefix: encodeURIComponent(catalog.name), warehouse: catalog.name },
       endpoints,
       'idempotency-key-lifetime': IDEMPOTENCY_KEY_LIFETIME,

@@ -74,6 +74,9 @@ await onRgw(t, 'catalog on RGW', async (t, rgw) => {
     t.same(secretsOf(created.text), [], 'no key in the create response');
     t.same(secretsOf((await client.get(`/v1/catalogs/${name}`)).text), [], 'nor on load');
     t.same(secretsOf((await client.get('/v1/catalogs')).text), [], 'nor in the list');
+    const config = await client.get(`/v1/config?warehouse=${name}`);
+    t.match(config.body.defaults, { 's3.endpoint': rgw.endpoint, 's3.path-style-access': 'true', 's3.region': rgw.region }, 'engines beside Floe learn how to reach the bucket');
+    t.same(secretsOf(config.text), [], 'but not the keys');
     t.same(await keysIn(rgw, `warehouse/${backend}/`), [], 'the probe object was deleted');
     const row = (await store.query<{ storage_profile: unknown; storage_secret_sealed: string }>('SELECT storage_profile, storage_secret_sealed FROM catalogs WHERE name = $1', [name])).rows[0];
     t.ok(row?.storage_secret_sealed.startsWith('v1:'), 'the keys are sealed');
