@@ -54,6 +54,13 @@ export const ERRORS = {
   QUEUE_FULL: def<{ group: string; limit: number }>('53300', 429, (p) => `resource group ${p.group} queue is full (max_queued_queries = ${p.limit})`),
   RESULT_TOO_LARGE: def<{ limit: number; unit: string }>('54000', 413, (p) => `result exceeds the limit of ${p.limit} ${p.unit}; add a LIMIT or narrow the query`),
   COMMIT_CONFLICT: def<{ detail: string }>('40001', 409, (p) => `commit conflict: ${p.detail}`),
+  // Bulk loading (docs/loading.md). A COPY that fails under ON_ERROR = ABORT_STATEMENT commits nothing.
+  LOAD_FILE_ERROR: def<{ file: string; line: number; column: number; reason: string }>('22P04', 400, (p) =>
+    `bad row in ${p.file} at line ${p.line}, column ${p.column}: ${p.reason}; nothing was loaded (ON_ERROR = CONTINUE or SKIP_FILE loads the rest)`),
+  LOAD_FILE_UNREADABLE: def<{ file: string; reason: string }>('22P04', 400, (p) =>
+    `cannot load ${p.file}: ${p.reason}; nothing was loaded (ON_ERROR = CONTINUE or SKIP_FILE loads the other files)`),
+  LOAD_FILE_TOO_LARGE: def<{ file: string; bytes: number; limit: number }>('54000', 400, (p) =>
+    `cannot load ${p.file}: it is ${p.bytes} bytes, over the limit of ${p.limit} (loading.max_file_bytes); split it; nothing was loaded`),
   // The two codes the service spec names (Errors §2) keep its spelling, since clients match on it.
   InvalidInvitation: def('22023', 400, () => 'invitation is invalid, expired or already redeemed'),
   LegalHoldActive: def<{ name: string }>('55000', 409, (p) => `user ${p.name} is under legal hold`),

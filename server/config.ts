@@ -103,6 +103,18 @@ export interface FloeConfig {
       readonly concurrency: number;
     };
   };
+  /** Bulk loading: stages, uploads and COPY INTO (docs/loading.md). */
+  readonly loading: {
+    /** Largest file COPY INTO loads; a larger one is refused (LOAD_FILE_TOO_LARGE). */
+    readonly max_file_bytes: number;
+    /** Largest single presigned upload (one PUT, or one part of a multipart upload). */
+    readonly max_upload_bytes: number;
+    /** Largest file a multipart upload may assemble. */
+    readonly max_multipart_bytes: number;
+    /** How long a presigned URL is valid when the request names no expiry, and the longest it may ask. */
+    readonly presign_ttl_seconds: number;
+    readonly presign_max_ttl_seconds: number;
+  };
 }
 
 export const DEFAULT_CONFIG: FloeConfig = {
@@ -137,6 +149,7 @@ export const DEFAULT_CONFIG: FloeConfig = {
   principals: DEFAULT_PRINCIPALS_CONFIG,
   webhooks: DEFAULT_WEBHOOKS_CONFIG,
   storage: { cache: { max_bytes: 4 * 1024 ** 3, directory: null, concurrency: 16 } },
+  loading: { max_file_bytes: 5 * 1024 ** 3, max_upload_bytes: 5 * 1024 ** 3, max_multipart_bytes: 50 * 1024 ** 3, presign_ttl_seconds: 900, presign_max_ttl_seconds: 7 * 24 * 3600 },
 };
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -219,6 +232,16 @@ export const CONFIG_SCHEMA = {
             concurrency: { type: 'integer', minimum: 1, maximum: 1024 },
           },
         },
+      },
+    },
+    loading: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        max_file_bytes: { type: 'integer', minimum: 1 },
+        max_upload_bytes: { type: 'integer', minimum: 1 },
+        max_multipart_bytes: { type: 'integer', minimum: 1 },
+        presign_ttl_seconds: { type: 'integer', minimum: 1 },
+        presign_max_ttl_seconds: { type: 'integer', minimum: 1 },
       },
     },
     principals: {

@@ -28,7 +28,7 @@ import { QueryService } from '../engine/session/query-service.js';
 import { CatalogStatements } from '../engine/session/catalog-statements.js';
 import { QueryRunner } from '../engine/session/query-runner.js';
 import { WriteRunner } from '../engine/session/write-runner.js';
-import { StageService, StageStatements } from '../engine/stages/index.js';
+import { CopyRunner, StageService, StageStatements } from '../engine/stages/index.js';
 import { PrincipalStatements } from '../engine/session/principal-statements.js';
 import { createExecutor, type Executor } from '../engine/exec/index.js';
 import { FileCache } from '../engine/exec/file-cache.js';
@@ -39,6 +39,7 @@ import type { SystemTableProvider } from '../engine/system/provider.js';
 import { NamespacesProvider, TablesProvider } from '../engine/system/catalog-tables.js';
 import { ResourceGroupsProvider } from '../engine/system/resource-groups.js';
 import { AuditLogProvider } from '../engine/system/audit-log.js';
+import { CopyHistoryProvider } from '../engine/stages/copy-history.js';
 
 export interface FloeState {
   readonly config: FloeConfig;
@@ -147,7 +148,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const resourceGroups = new ResourceGroupsProvider(wlm);
     const systemTables = new Map<string, SystemTableProvider>([
       [history.name, history], [tablesProvider.name, tablesProvider], ['namespaces', new NamespacesProvider(catalog)], [resourceGroups.name, resourceGroups],
-      ['audit_log', new AuditLogProvider(store)],
+      ['audit_log', new AuditLogProvider(store)], ['copy_history', new CopyHistoryProvider(store)],
     ]);
     // Data files on object storage are read through the local read-through cache (docs/storage.md).
     const fileCache = new FileCache({
@@ -165,12 +166,14 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets, passwords });
     const stages = new StageService({ store, catalog, clock });
     const stageStatements = new StageStatements(stages);
+    const copyRunner = new CopyRunner({ catalog, executor: queryRunnerExecutor, stages, queries: queryRunner, store, clock, maxFileBytes: config.loading.max_file_bytes });
     const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
       parser, history, clock, parse: (sql) => parseOffload.tryParse(sql),
       runners: {
         ddl: (ctx, statement) => (statement.kind === 'CreateView' ? writeRunner.run(ctx, statement) : catalogStatements.run(ctx, statement)),
-        query: (ctx, statement) => (statement.kind === 'Query' || statement.kind === 'Explain' ? queryRunner.run(ctx, statement) : writeRunner.run(ctx, statement)),
+        query: (ctx, statement) => (statement.kind === 'Query' || statement.kind === 'Explain' ? queryRunner.run(ctx, statement)
+          : statement.kind === 'CopyInto' ? copyRunner.run(ctx, statement) : writeRunner.run(ctx, statement)),
         principal: (ctx, statement) => principalStatements.run(ctx, statement),
         workload: async () => resourceGroups.show(),
         stage: (ctx, statement) => stageStatements.run(ctx, statement),

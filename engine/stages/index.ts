@@ -6,3 +6,7 @@ export type { StagedFile } from './stage-files.js';
 export { StageStatements } from './statements.js';
 export { checkStageKey, parseStageRef, stageDisplay, stageKeyProblem, stagePattern, MAX_STAGE_KEY_BYTES } from './stage-path.js';
 export type { StageRef } from './stage-path.js';
+export { CopyRunner } from './copy-into.js';
+export type { CopyRunnerOptions, FileOutcome, FileStatus, LoadError } from './copy-into.js';
+export { resolveLoadFormat, readerSql, formatTypeOfName, compressionOfFile } from './load-format.js';
+export type { LoadFormat, LoadFormatType, FormatOption, ReaderColumn, Compression } from './load-format.js';
