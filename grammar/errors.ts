@@ -71,7 +71,7 @@ export const ERRORS = {
   NOT_FOUND: def<{ what: string }>('42704', 404, (p) => `not found: ${p.what}`),
   SERVICE_UNAVAILABLE: def<{ detail: string }>('08006', 503, (p) => `service unavailable: ${p.detail}`),
   REAUTHENTICATION_REQUIRED: def<{ detail: string }>('28000', 403, (p) => `recent sign-in required: ${p.detail}`),
-  MFA_REQUIRED: def('28000', 401, () => 'a TOTP code is required for this account (send "totp")'),
+  MFA_REQUIRED: def('28000', 401, () => 'a second factor is required for this account (send "totp", "recovery_code" or "passkey")'),
   INTERNAL_ERROR: def<{ reference: string }>('XX000', 500, (p) => `internal error (reference ${p.reference})`),
 } as const;
 

@@ -15,6 +15,7 @@ import { registerCatalogInfoRoutes, registerQueryRoutes } from './routes/query.j
 import { registerScimRoutes } from './routes/scim.js';
 import { registerConsoleRoutes } from './routes/console.js';
 import { registerSecondFactorRoutes } from './routes/second-factors.js';
+import { registerPasskeyRoutes } from './routes/passkeys.js';
 import { isScimError } from '../engine/scim/errors.js';
 import type { FloeState } from './state.js';
 import { readTlsMaterial } from './tls.js';
@@ -102,6 +103,7 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   registerScimRoutes(app, state);
   registerConsoleRoutes(app, state);
   registerSecondFactorRoutes(app, state);
+  registerPasskeyRoutes(app, state);
   await app.ready();
   return app;
 }

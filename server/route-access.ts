@@ -50,6 +50,10 @@ export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, Ro
   // The console's second-factor changes (server/routes/second-factors.ts): the caller's own account
   ['POST /api/auth/mfa/totp/verify', needs('sql')],
   ['POST /api/auth/recovery-codes', needs('sql')],
+  ['GET /api/auth/passkeys', needs('sql')],
+  ['POST /api/auth/passkeys/registration-options', needs('sql')],
+  ['POST /api/auth/passkeys', needs('sql')],
+  ['DELETE /api/auth/passkeys/:id', needs('sql')],
   ['GET /.well-known/jwks.json', open],
   // Operations (main listener)
   ['GET /health', { kind: 'liveness' }],

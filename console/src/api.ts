@@ -26,6 +26,8 @@ export class ApiError extends Error {
     readonly sqlState: string | undefined,
     readonly queryId: string | undefined,
     readonly position: { readonly line: number; readonly column: number } | undefined,
+    /** The whole error body (MFA_REQUIRED carries `methods` and `passkey_options`). */
+    readonly body: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
   }
@@ -41,7 +43,7 @@ async function errorOf(r: Response): Promise<ApiError> {
     // not JSON: keep the status only
   }
   const position = typeof body.line === 'number' && typeof body.column === 'number' ? { line: body.line, column: body.column } : undefined;
-  return new ApiError(r.status, body.error ?? `HTTP_${r.status}`, body.message ?? r.statusText, body.sql_state, body.query_id, position);
+  return new ApiError(r.status, body.error ?? `HTTP_${r.status}`, body.message ?? r.statusText, body.sql_state, body.query_id, position, body as Record<string, unknown>);
 }
 
 export interface SignInFields {
@@ -50,6 +52,8 @@ export interface SignInFields {
   readonly password: string;
   readonly totp?: string;
   readonly recoveryCode?: string;
+  /** A WebAuthn assertion (from @simplewebauthn/browser's startAuthentication). */
+  readonly passkey?: unknown;
 }
 
 export class Api {
@@ -66,7 +70,8 @@ export class Api {
   }
 
   async signIn(fields: SignInFields): Promise<Session> {
-    const body: Record<string, string> = { tenant: fields.tenant, username: fields.username, password: fields.password };
+    const body: Record<string, unknown> = { tenant: fields.tenant, username: fields.username, password: fields.password };
+    if (fields.passkey) body.passkey = fields.passkey;
     if (fields.totp) body.totp = fields.totp;
     if (fields.recoveryCode) body.recovery_code = fields.recoveryCode;
     const r = await fetch('/api/auth/sign-in', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
@@ -111,6 +116,10 @@ export class Api {
     const r = await fetch('/api/query', { method: 'POST', headers: { 'content-type': 'application/json' }, credentials: 'omit', cache: 'no-store',
       body: JSON.stringify({ sql: `REDEEM INVITATION ${sqlString(invitation)} WITH PASSWORD ${sqlString(password)}` }) });
     if (!r.ok) throw await errorOf(r);
+  }
+
+  async deleteJson<T>(path: string): Promise<T> {
+    return (await (await this.request('DELETE', path)).json()) as T;
   }
 
   async postJson<T>(path: string, body: unknown = {}): Promise<T> {

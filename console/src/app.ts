@@ -79,6 +79,8 @@ export class ConsoleApp {
     document.title = `${page.title} · Floe console`;
     try {
       replaceChildren(main, await page.render(ctx));
+      // A page names the field to start in; focus moves there once the page is in the document.
+      main.querySelector<HTMLElement>('[data-autofocus]')?.focus();
     } catch (e) {
       replaceChildren(main, h('div', { class: 'alert error', role: 'alert' }, (e as Error).message));
     }

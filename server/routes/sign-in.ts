@@ -3,7 +3,9 @@
  * (["pwd"] or ["pwd","otp","mfa"]) and whose `auth_time` is now. Public like the token endpoint.
  *
  * Body (JSON): { tenant?: string (default "default"), username, password, totp?: "123456",
- * recovery_code?: "abcde-fghij" } (a one-time recovery code instead of the TOTP code).
+ * recovery_code?: "abcde-fghij", passkey?: <WebAuthn assertion> } (a one-time recovery code, or an
+ * assertion from one of the user's passkeys, instead of the TOTP code). MFA_REQUIRED answers
+ * `methods` (totp, recovery_code, passkey) and, for a passkey, `passkey_options` to sign.
  * 200: { access_token, token_type: "Bearer", expires_in, scope, restriction? }.
  * 401 NOT_AUTHENTICATED with one message for every refusal (unknown user, wrong password or
  * code, SUSPENDED, INVITED, DEACTIVATED, LOCKED): no enumeration. 401 MFA_REQUIRED only after a
@@ -22,7 +24,9 @@ import { ALL_SCOPES, type Scope } from '../../engine/principals/scopes.js';
 import { RESTRICTION_SCOPE_PREFIX } from '../../engine/principals/settings.js';
 import { signIn } from '../../engine/principals/sign-in.js';
 import { DEFAULT_TENANT } from '../../engine/principals/bootstrap.js';
-import { ERRORS, isFloeError } from '../../grammar/errors.js';
+import { ERRORS, floeError, isFloeError } from '../../grammar/errors.js';
+import type { AuthenticationResponseJSON } from '../../engine/principals/passkeys.js';
+import { relyingPartyOf } from './passkeys.js';
 import { unreachable } from '../../grammar/ir.js';
 import type { FloeState } from '../state.js';
 import { sendWireError } from '../wire-errors.js';
@@ -50,6 +54,7 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
     let password: string;
     let totp: string | undefined;
     let recoveryCode: string | undefined;
+    let passkey: AuthenticationResponseJSON | undefined;
     try {
       if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('the body must be a JSON object');
       const b = body as Record<string, unknown>;
@@ -58,6 +63,10 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
       password = field(b, 'password', true)!;
       totp = field(b, 'totp', false);
       recoveryCode = field(b, 'recovery_code', false);
+      if (b.passkey !== undefined) {
+        if (typeof b.passkey !== 'object' || b.passkey === null || Array.isArray(b.passkey) || JSON.stringify(b.passkey).length > 16_384) throw new Error('passkey must be a WebAuthn assertion object');
+        passkey = b.passkey as AuthenticationResponseJSON;
+      }
     } catch (e) {
       return sendWireError(reply, 'api', { status: 400, apiCode: 'INVALID_REQUEST', message: ERRORS.INVALID_REQUEST.message({ detail: (e as Error).message }) });
     }
@@ -69,7 +78,7 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
     }
     let outcome;
     try {
-      outcome = await signIn(state.store, state.clock, state.config.principals, state.principals.secrets, state.principals.passwords, { tenantId, username, password, totp, recoveryCode });
+      outcome = await signIn(state.store, state.clock, state.config.principals, state.principals.secrets, state.principals.passwords, { tenantId, username, password, totp, recoveryCode, passkey, relyingParty: relyingPartyOf(req) });
     } catch (e) {
       // The password gate is full or shutting down (SERVICE_UNAVAILABLE): a 503 to retry, not a 500.
       if (!isFloeError(e)) throw e;
@@ -80,8 +89,12 @@ export function registerSignInRoute(app: FastifyInstance, state: FloeState): voi
       case 'refused':
         state.failuresByAddress.recordFailure(addressKey);
         return sendWireError(reply, 'api', { status: 401, apiCode: 'NOT_AUTHENTICATED', message: GENERIC_REFUSAL });
-      case 'totp-required':
-        return sendWireError(reply, 'api', { status: 401, apiCode: 'MFA_REQUIRED', message: ERRORS.MFA_REQUIRED.message({}) });
+      case 'second-factor-required':
+        // Which factors the account has, and for a passkey the options to sign (a fresh challenge).
+        return reply.code(401).send({
+          ...floeError('MFA_REQUIRED').toJSON(), methods: outcome.methods,
+          ...(outcome.passkeyOptions ? { passkey_options: outcome.passkeyOptions } : {}),
+        });
       case 'signed-in': {
         const scopes: readonly Scope[] = outcome.restriction
           ? ['sql', `${RESTRICTION_SCOPE_PREFIX}${outcome.restriction}` as Scope]

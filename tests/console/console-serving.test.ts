@@ -70,3 +70,22 @@ t.test("the console's API calls need a token", async (t) => {
     t.equal(r.statusCode, 401, `${method} ${url}`);
   }
 });
+
+t.test("another tenant's token reaches none of this tenant's console data", async (t) => {
+  const { createTenantWithAdmin } = await import('../../engine/principals/bootstrap.js');
+  const other = await createTenantWithAdmin(store, 'acme');
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: other.credentials.clientId, client_secret: other.credentials.clientSecret });
+  const acme = (await server.app.inject({ method: 'POST', url: '/v1/oauth/tokens', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: form.toString() })).json().access_token as string;
+  const mine = await server.token();
+  const ran = await server.app.inject({ method: 'POST', url: '/api/query', headers: { authorization: `Bearer ${mine}` }, payload: { sql: 'SELECT 7 AS seven' } });
+  const queryId = ran.json().query_id as string;
+  const as = (token: string, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
+    server.app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(payload ? { payload: payload as Record<string, unknown> } : {}) });
+  t.equal((await as(acme, 'GET', `/api/query-history/${queryId}`)).statusCode, 404, "the default tenant's query is not acme's");
+  t.notMatch((await as(acme, 'GET', '/api/query-history')).body, queryId);
+  t.same((await as(acme, 'GET', '/v1/catalogs')).json().catalogs, [], "no catalog of the default tenant");
+  t.equal((await as(acme, 'GET', '/v1/default/namespaces')).statusCode, 404);
+  t.equal((await as(acme, 'DELETE', '/api/auth/passkeys/some-credential')).statusCode !== 200, true, 'no passkey of another tenant to remove');
+  t.equal((await server.app.inject({ method: 'POST', url: '/api/auth/recovery-codes' })).statusCode, 401, 'second-factor endpoints need a token');
+  t.equal((await server.app.inject({ method: 'GET', url: '/api/auth/passkeys' })).statusCode, 401);
+});

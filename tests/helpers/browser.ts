@@ -38,8 +38,9 @@ export interface PageWatch {
 }
 
 /** A new context and page on `baseUrl`; page errors and CSP reports are collected into the watch. */
-export async function openPage(browser: Browser, baseUrl: string): Promise<{ context: BrowserContext; page: Page; watch: PageWatch }> {
-  const context = await browser.newContext({ baseURL: baseUrl, viewport: { width: 1280, height: 800 } });
+export async function openPage(browser: Browser, baseUrl: string, options: { bypassCSP?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; watch: PageWatch }> {
+  // bypassCSP only where a test injects a checker (axe-core) the console's CSP would refuse.
+  const context = await browser.newContext({ baseURL: baseUrl, viewport: { width: 1280, height: 800 }, ...(options.bypassCSP ? { bypassCSP: true } : {}) });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
   const watch: PageWatch = { errors: [], cspViolations: [] };

@@ -3,12 +3,13 @@ import { alertBox, h, replaceChildren } from '../dom.js';
 import type { Page } from '../app.js';
 import { showError } from './errors.js';
 import { showRecoveryCodes, showTotpSetup } from './second-factor.js';
+import { passkeySection } from './passkeys.js';
 
 interface CodesAnswer { recovery_codes: string[]; access_token: string; expires_in: number; scope: string }
 
 export const accountPage: Page = {
   title: 'Account',
-  render(ctx) {
+  async render(ctx) {
     const s = ctx.api.session!;
     const box = h('section', { class: 'card', 'aria-labelledby': 'account-h' });
     const error = alertBox(undefined);
@@ -31,7 +32,8 @@ export const accountPage: Page = {
             }
           },
         }, 'Regenerate recovery codes')),
-      error);
+      error,
+      await passkeySection(ctx.api));
     return box;
   },
 };

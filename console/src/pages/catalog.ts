@@ -146,10 +146,10 @@ async function tablePage(ctx: PageContext, catalog: string, ns: string[], table:
       h('tbody', {}, [...(m.snapshots ?? [])].reverse().map((s) => h('tr', {},
         h('td', { class: 'num' }, String(s['snapshot-id'])), h('td', {}, new Date(s['timestamp-ms']).toISOString()), h('td', {}, s.summary?.operation ?? ''),
         h('td', { class: 'num' }, s.summary?.['added-records'] ?? ''), h('td', { class: 'num' }, s.summary?.['total-records'] ?? ''),
-        h('td', {}, h('a', { href: travel(s['snapshot-id']), 'aria-label': `Query snapshot ${s['snapshot-id']}` }, 'Query this snapshot')))))),
+        h('td', {}, h('a', { href: travel(s['snapshot-id']), 'aria-label': `Query snapshot ${s['snapshot-id']}` }, 'Query snapshot')))))),
     h('h2', {}, 'Refs'),
     Object.keys(m.refs ?? {}).length === 0 ? h('p', {}, 'None.') : h('ul', {}, Object.entries(m.refs ?? {}).map(([ref, v]) =>
-      h('li', {}, `${ref} (${v.type}) → ${String(v['snapshot-id'])} `, h('a', { href: travel(v['snapshot-id']), 'aria-label': `Query ${ref}` }, 'query')))),
+      h('li', {}, `${ref} (${v.type}) → ${String(v['snapshot-id'])} `, h('a', { href: travel(v['snapshot-id']), 'aria-label': `Query ${ref}` }, 'Query')))),
     h('h2', {}, 'Properties'),
     Object.keys(m.properties ?? {}).length === 0 ? h('p', {}, 'None.') : keyValues('Table properties', Object.entries(m.properties ?? {}).map(([k, v]) => [k, v])),
     h('h2', {}, 'Data preview'),

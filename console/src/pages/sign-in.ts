@@ -9,6 +9,7 @@ import { alertBox, field, h, replaceChildren } from '../dom.js';
 import type { Page, PageContext } from '../app.js';
 import { showError } from './errors.js';
 import { showTotpSetup } from './second-factor.js';
+import { addPasskey, passkeyAssertion } from './passkeys.js';
 
 export { showError };
 
@@ -25,8 +26,19 @@ export function signInPage(takeNotice: () => string | undefined): Page {
         replaceChildren(box, h('h1', { id: 'mfa-h' }, 'Set up a second factor'),
           h('p', {}, 'Administrators must use a second factor. Set one up to continue.'));
         const start = h('button', { type: 'button', onclick: () => void showTotpSetup(ctx.api, box, () => ctx.navigate('#/sql')).catch((e) => showError(err, e)) }, 'Use an authenticator app');
+        const passkey = h('button', {
+          type: 'button', class: 'secondary',
+          onclick: async () => {
+            try {
+              await addPasskey(ctx.api, 'Passkey');
+              ctx.navigate('#/sql');
+            } catch (e) {
+              showError(err, e);
+            }
+          },
+        }, 'Use a passkey');
         const err = alertBox(undefined);
-        box.append(h('div', { class: 'row' }, start), err);
+        box.append(h('div', { class: 'row' }, start, passkey), err);
       } else if (session?.restriction === 'change_password') showChangePassword(ctx, box);
       else showPasswordStep(ctx, box, takeNotice());
       return box;
@@ -40,7 +52,7 @@ function afterSignIn(ctx: PageContext): void {
 
 function showPasswordStep(ctx: PageContext, box: HTMLElement, notice?: string): void {
   const tenant = h('input', { name: 'tenant', autocomplete: 'organization', value: 'default', required: true });
-  const username = h('input', { name: 'username', autocomplete: 'username', required: true });
+  const username = h('input', { name: 'username', autocomplete: 'username', required: true, 'data-autofocus': true });
   const password = h('input', { name: 'password', type: 'password', autocomplete: 'current-password', required: true });
   const error = alertBox(notice, notice ? 'info' : 'error');
   const submit = h('button', { type: 'submit' }, 'Sign in');
@@ -53,7 +65,11 @@ function showPasswordStep(ctx: PageContext, box: HTMLElement, notice?: string): 
         await ctx.api.signIn(fields);
         afterSignIn(ctx);
       } catch (err) {
-        if (err instanceof ApiError && err.code === 'MFA_REQUIRED') return showSecondFactorStep(ctx, box, fields, 'totp');
+        if (err instanceof ApiError && err.code === 'MFA_REQUIRED') {
+          const methods = Array.isArray(err.body.methods) ? (err.body.methods as string[]) : ['totp'];
+          if (methods.includes('passkey')) return showPasskeyStep(ctx, box, fields, err.body.passkey_options, methods.includes('totp'));
+          return showSecondFactorStep(ctx, box, fields, 'totp');
+        }
         showError(error, err);
       } finally {
         submit.disabled = false;
@@ -92,6 +108,31 @@ function showSecondFactorStep(ctx: PageContext, box: HTMLElement, fields: Creden
     h('button', { type: 'button', class: 'link', onclick: () => showPasswordStep(ctx, box) }, 'Start over')));
   replaceChildren(box, h('h1', { id: 'signin-h' }, 'Second factor'), form);
   input.focus();
+}
+
+/** The account has a passkey: sign the challenge with it (or use the authenticator instead). */
+function showPasskeyStep(ctx: PageContext, box: HTMLElement, fields: Credentials, options: unknown, totpToo: boolean): void {
+  const error = alertBox(undefined);
+  const use = h('button', {
+    type: 'button',
+    onclick: async () => {
+      use.disabled = true;
+      try {
+        await ctx.api.signIn({ ...fields, passkey: await passkeyAssertion(options) });
+        afterSignIn(ctx);
+      } catch (err) {
+        showError(error, err);
+      } finally {
+        use.disabled = false;
+      }
+    },
+  }, 'Use your passkey');
+  replaceChildren(box, h('h1', { id: 'signin-h' }, 'Second factor'),
+    h('p', {}, 'Confirm with your passkey.'), error,
+    h('div', { class: 'row' }, use,
+      totpToo ? h('button', { type: 'button', class: 'link', onclick: () => showSecondFactorStep(ctx, box, fields, 'totp') }, 'Use an authenticator code instead') : null,
+      h('button', { type: 'button', class: 'link', onclick: () => showPasswordStep(ctx, box) }, 'Start over')));
+  use.focus();
 }
 
 function showChangePassword(ctx: PageContext, box: HTMLElement): void {

@@ -33,7 +33,7 @@ export function sqlPage(ws: Workspace): Page {
     render(ctx) {
       const fromHistory = ctx.params.get('sql');
       if (fromHistory !== null) ws.text = fromHistory;
-      const textarea = h('textarea', { id: 'sql-editor', spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off', rows: 10, 'aria-describedby': 'sql-help' });
+      const textarea = h('textarea', { id: 'sql-editor', spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off', rows: 10, 'aria-describedby': 'sql-help', 'data-autofocus': true });
       textarea.value = ws.text;
       const highlight = h('pre', { class: 'highlight', 'aria-hidden': 'true' });
       const suggestions = h('div', { class: 'hint', role: 'status', 'aria-live': 'polite' });
@@ -143,7 +143,6 @@ export function sqlPage(ws: Workspace): Page {
 
       paint();
       if (ws.last) showResult(results, ws.last);
-      queueMicrotask(() => textarea.focus());
       return h('section', { 'aria-labelledby': 'sql-h' },
         h('h1', { id: 'sql-h' }, 'SQL'),
         h('label', { for: 'sql-editor', class: 'visually-hidden' }, 'SQL script'),
