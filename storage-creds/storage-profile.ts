@@ -13,6 +13,7 @@ import { StorageError } from './file-io.js';
 import type { FileIO } from './file-io.js';
 import { S3FileIO, parseS3Location } from './s3-file-io.js';
 import type { S3Credentials } from './s3-file-io.js';
+import type { S3VendingConfig } from './s3-vending.js';
 
 /** Where an S3 profile's credentials come from. */
 export type S3CredentialSource =
@@ -29,6 +30,8 @@ export interface S3StorageProfile {
   readonly endpoint: string | null;
   readonly pathStyleAccess: boolean;
   readonly credentialSource: S3CredentialSource;
+  /** How table-scoped credentials are minted for clients (docs/vending.md); absent = no vending. */
+  readonly vendedCredentials?: S3VendingConfig;
 }
 
 export type StorageProfile = S3StorageProfile;
@@ -64,7 +67,8 @@ export function profileServes(profile: StorageProfile, location: string): boolea
   }
 }
 
-function s3Credentials(profile: S3StorageProfile, secret: StorageSecret | null): S3Credentials | undefined {
+/** The server's own keys for a profile (undefined: the SDK's default chain). */
+export function s3Credentials(profile: S3StorageProfile, secret: StorageSecret | null): S3Credentials | undefined {
   switch (profile.credentialSource) {
     case 'access-key':
       if (secret === null) throw new Error('the storage profile has no stored keys');

@@ -21,6 +21,7 @@ import type { CreateCatalogRequest, ParsedStorageProfile } from './operations/ca
 import type { TableChange } from './operations/tables/commit.js';
 import type { CreateTableRequest, RegisterTableRequest } from './operations/tables/index.js';
 import type { CreateViewRequest } from './operations/views/index.js';
+import { parseS3VendingConfig, s3VendingConfigToJson } from './vending-wire.js';
 import type { Page } from './paging.js';
 import type { CatalogRecord } from './store.js';
 import type { ViewRequirement, ViewUpdate } from '../iceberg/view-metadata.js';
@@ -174,7 +175,7 @@ export function parseStorageProfile(json: JsonValue): ParsedStorageProfile {
   const o = asObject(json, what);
   const type = requiredString(o, 'type', what);
   if (type !== 's3') throw badRequest(`Unsupported storage-profile type ${JSON.stringify(type)}: expected "s3"`);
-  onlyFields(o, ['type', 'bucket', 'key-prefix', 'region', 'endpoint', 'path-style-access', 'credentials'], what);
+  onlyFields(o, ['type', 'bucket', 'key-prefix', 'region', 'endpoint', 'path-style-access', 'credentials', 'vended-credentials'], what);
   const bucket = requiredString(o, 'bucket', what);
   // S3's bucket naming rules (RGW enforces the same): 3-63 of a-z, 0-9, '.', '-'.
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw badRequest(`Invalid bucket name ${JSON.stringify(bucket)} in storage-profile: 3-63 lowercase letters, digits, '.' or '-'`);
@@ -216,7 +217,9 @@ export function parseStorageProfile(json: JsonValue): ParsedStorageProfile {
     default:
       throw badRequest(`Unsupported credentials type ${JSON.stringify(source)} in storage-profile: expected access-key, environment or default-chain`);
   }
-  return { profile: { type: 's3', bucket, keyPrefix, region, endpoint, pathStyleAccess, credentialSource: source }, secret };
+  const vending = field(o, 'vended-credentials');
+  const vendedCredentials = vending === undefined || vending === null ? undefined : parseS3VendingConfig(vending);
+  return { profile: { type: 's3', bucket, keyPrefix, region, endpoint, pathStyleAccess, credentialSource: source, ...(vendedCredentials !== undefined ? { vendedCredentials } : {}) }, secret };
 }
 
 /** A profile as clients see it: everything but the keys. */
@@ -228,6 +231,7 @@ export function storageProfileToJson(p: StorageProfile): JsonObject {
         ...(p.endpoint !== null ? { endpoint: p.endpoint } : {}),
         'path-style-access': p.pathStyleAccess,
         credentials: { type: p.credentialSource },
+        ...(p.vendedCredentials !== undefined ? { 'vended-credentials': s3VendingConfigToJson(p.vendedCredentials) } : {}),
       };
   }
 }

@@ -13,6 +13,7 @@ import {
   identifiersPageToJson, loadTableResultToJson, parseCommitTable, parseCreateTable, parseRegisterTable, parseRename, parseReportMetrics, type SnapshotsMode,
 } from '../../../catalog/rest/wire.js';
 import type { FloeState } from '../../state.js';
+import { CredentialVending, delegationOf, storageCredentialToJson } from './credentials.js';
 import { catalogContext, entityOf, namespaceOf, pageOf, prefixOf, queryBoolean, queryString, sendJson, sendNoContent } from './http.js';
 
 const NS = '/v1/:prefix/namespaces/:namespace';
@@ -55,7 +56,25 @@ function sendTable(state: FloeState, reply: FastifyReply, t: LoadedTable, mode: 
   return sendJson(reply, 200, loadTableBody(state, t, mode));
 }
 
+/**
+ * A load result with the caller's `storage-credentials` when it asked for vended credentials and
+ * got some; such a body is never cached nor answered 304 (the keys are per caller and expire).
+ */
+async function sendTableFor(state: FloeState, vending: CredentialVending, req: FastifyRequest, reply: FastifyReply, t: LoadedTable, mode: SnapshotsMode = 'all'): Promise<FastifyReply> {
+  if (delegationOf(req).vendedCredentials) {
+    const credentials = await vending.forLoaded(req, catalogContext(req), prefixOf(req), t);
+    if (credentials.length > 0) {
+      if (t.metadataLocation !== undefined) reply.header('etag', etagOf(t.metadataLocation, mode));
+      reply.header('cache-control', 'no-store');
+      return sendJson(reply, 200, { ...loadTableResultToJson(t, mode), 'storage-credentials': credentials.map(storageCredentialToJson) });
+    }
+  }
+  return sendTable(state, reply, t, mode);
+}
+
 export function registerTableRoutes(app: FastifyInstance, state: FloeState): void {
+  const vending = new CredentialVending(state);
+  app.addHook('onClose', async () => vending.close());
   app.get(`${NS}/tables`, async (req, reply) => {
     const { page, paged } = pageOf(req);
     const result = await state.catalog.listTables(catalogContext(req), prefixOf(req), namespaceOf(req), page);
@@ -64,15 +83,15 @@ export function registerTableRoutes(app: FastifyInstance, state: FloeState): voi
   app.post(`${NS}/tables`, async (req, reply) => {
     const request = parseCreateTable(req.body as JsonValue | undefined);
     const t = await state.catalog.createTable(catalogContext(req), prefixOf(req), namespaceOf(req), request);
-    return sendTable(state, reply, t);
+    return sendTableFor(state, vending, req, reply, t);
   });
   app.get(TABLE, async (req, reply) => {
     const mode = snapshotsMode(req);
     const t = await state.catalog.loadTable(catalogContext(req), prefixOf(req), entityOf(req));
-    if (t.metadataLocation !== undefined && ifNoneMatchHits(req.headers['if-none-match'], etagOf(t.metadataLocation, mode))) {
+    if (t.metadataLocation !== undefined && !delegationOf(req).vendedCredentials && ifNoneMatchHits(req.headers['if-none-match'], etagOf(t.metadataLocation, mode))) {
       return reply.code(304).header('etag', etagOf(t.metadataLocation, mode)).send();
     }
-    return sendTable(state, reply, t, mode);
+    return sendTableFor(state, vending, req, reply, t, mode);
   });
   app.head(TABLE, async (req, reply) => {
     const exists = await state.catalog.tableExists(catalogContext(req), prefixOf(req), entityOf(req));
@@ -101,7 +120,7 @@ export function registerTableRoutes(app: FastifyInstance, state: FloeState): voi
   app.post(`${NS}/register`, async (req, reply) => {
     const request = parseRegisterTable(req.body as JsonValue | undefined);
     const t = await state.catalog.registerTable(catalogContext(req), prefixOf(req), namespaceOf(req), request);
-    return sendTable(state, reply, t);
+    return sendTableFor(state, vending, req, reply, t);
   });
   app.post(`${TABLE}/metrics`, async (req, reply) => {
     const r = parseReportMetrics(req.body as JsonValue | undefined);

@@ -1,0 +1,157 @@
+/**
+ * Credential vending on the Iceberg routes (docs/vending.md): what a load, create or register adds
+ * when the client asks with `X-Iceberg-Access-Delegation: vended-credentials`, and the
+ * `/credentials` endpoints. The minting itself is `storage-creds/s3-vending.ts`; this file decides
+ * which locations a table may be given access to (only inside its catalog's warehouse), in which
+ * mode (by the token's scopes), and keeps one vendor (one STS client and session cache) per catalog.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { JsonObject } from '../../../catalog/iceberg/json.js';
+import type { TableMetadata } from '../../../catalog/iceberg/table-metadata.js';
+import type { CatalogContext, EntityIdent } from '../../../catalog/rest/context.js';
+import { NAMESPACE_SEPARATOR } from '../../../catalog/rest/context.js';
+import { storageSecretPurpose } from '../../../catalog/rest/deps.js';
+import { CatalogError } from '../../../catalog/rest/errors.js';
+import type { LoadedTable } from '../../../catalog/rest/loaded.js';
+import { requireCatalog } from '../../../catalog/rest/resolve.js';
+import type { CatalogRecord } from '../../../catalog/rest/store.js';
+import { isS3Location, parseS3Location } from '../../../storage-creds/s3-file-io.js';
+import {
+  S3CredentialVendor, VendingError, s3CredentialConfig, stsAssumeRole, type AccessMode,
+} from '../../../storage-creds/s3-vending.js';
+import { s3Credentials, type S3StorageProfile, type StorageSecret } from '../../../storage-creds/storage-profile.js';
+import type { FloeState } from '../../state.js';
+
+/** Table properties that put files outside the table's location (Iceberg's names). */
+const LOCATION_PROPERTIES = ['write.data.path', 'write.metadata.path', 'write.object-storage.path', 'write.folder-storage.path'] as const;
+
+/** What the client asked for in `X-Iceberg-Access-Delegation` (a comma-separated list). */
+export interface DelegationRequest {
+  readonly vendedCredentials: boolean;
+  readonly remoteSigning: boolean;
+}
+
+export function delegationOf(req: FastifyRequest): DelegationRequest {
+  const raw = req.headers['x-iceberg-access-delegation'];
+  const words = (Array.isArray(raw) ? raw.join(',') : raw ?? '').split(',').map((w) => w.trim().toLowerCase());
+  return { vendedCredentials: words.includes('vended-credentials'), remoteSigning: words.includes('remote-signing') };
+}
+
+/** One `storage-credentials` entry. */
+export interface StorageCredential {
+  readonly prefix: string;
+  readonly config: ReadonlyMap<string, string>;
+}
+
+export function storageCredentialToJson(c: StorageCredential): JsonObject {
+  return { prefix: c.prefix, config: Object.fromEntries(c.config) };
+}
+
+/** Read-write for a token that may write tables, read-only otherwise. */
+export function accessModeOf(req: FastifyRequest): AccessMode {
+  return req.auth?.scopes.has('table:write') === true ? 'read-write' : 'read';
+}
+
+/** Whether `location` is `base` or below it (path-segment boundary, same bucket). */
+function within(location: string, base: string): boolean {
+  const l = parseS3Location(location);
+  const b = parseS3Location(base);
+  if (l.bucket !== b.bucket) return false;
+  const baseKey = b.key.replace(/\/+$/, '');
+  if (baseKey === '') return true;
+  const key = l.key.replace(/\/+$/, '');
+  return key === baseKey || key.startsWith(`${baseKey}/`);
+}
+
+/** A key with `.` or `..` segments names another place to any client that normalizes paths. */
+function plainKey(location: string): boolean {
+  const { key } = parseS3Location(location);
+  return !key.split('/').some((seg) => seg === '..' || seg === '.');
+}
+
+/**
+ * The table's storage locations (its location, then any location properties elsewhere), each
+ * checked to lie inside the catalog's warehouse. Anything else gets no credential: 403 naming it.
+ */
+export function tableLocations(catalog: CatalogRecord, profile: S3StorageProfile, metadata: TableMetadata): readonly string[] {
+  const found: { what: string; location: string }[] = [{ what: 'location', location: metadata.location }];
+  for (const p of LOCATION_PROPERTIES) {
+    const v = metadata.properties.get(p);
+    if (v !== undefined && v !== '') found.push({ what: p, location: v });
+  }
+  const out: string[] = [];
+  for (const { what, location } of found) {
+    const ok = isS3Location(location) && isS3Location(catalog.warehouseLocation) && parseS3Location(location).bucket === profile.bucket
+      && plainKey(location) && within(location, catalog.warehouseLocation);
+    if (!ok) throw new CatalogError('ForbiddenException', `No storage credentials: the table's ${what} ${location} is outside the catalog's warehouse ${catalog.warehouseLocation}`);
+    // A location inside one already covered needs no entry of its own.
+    if (!out.some((o) => within(location, o))) out.push(location.replace(/\/+$/, ''));
+  }
+  return out;
+}
+
+/** `v1/{prefix}/namespaces/{ns}/tables/{table}/credentials`, relative to the catalog URI as clients resolve it. */
+export function refreshEndpointOf(catalogName: string, ident: EntityIdent): string {
+  const enc = (s: string): string => encodeURIComponent(s);
+  return `v1/${enc(catalogName)}/namespaces/${enc(ident.namespace.join(NAMESPACE_SEPARATOR))}/tables/${enc(ident.name)}/credentials`;
+}
+
+/** Vendors by catalog id, for one server (profiles never change, so neither does a vendor). */
+export class CredentialVending {
+  private readonly vendors = new Map<string, { readonly vendor: S3CredentialVendor; readonly destroy: () => void }>();
+
+  constructor(private readonly state: FloeState) {}
+
+  private vendorOf(catalog: CatalogRecord, profile: S3StorageProfile): S3CredentialVendor | undefined {
+    const config = profile.vendedCredentials;
+    if (config === undefined) return undefined;
+    const known = this.vendors.get(catalog.id);
+    if (known !== undefined) return known.vendor;
+    let secret: StorageSecret | null = null;
+    if (catalog.storageSecretSealed !== null) {
+      const box = this.state.catalog.deps.secrets;
+      if (box === undefined) throw new Error('catalog storage secrets cannot be opened: no server key');
+      secret = JSON.parse(box.open(catalog.storageSecretSealed, storageSecretPurpose(catalog.id))) as StorageSecret;
+    }
+    const sts = stsAssumeRole({ region: profile.region, endpoint: config.stsEndpoint ?? profile.endpoint, credentials: s3Credentials(profile, secret) });
+    const vendor = new S3CredentialVendor(config, sts.assumeRole, () => this.state.clock.now());
+    this.vendors.set(catalog.id, { vendor, destroy: sts.destroy });
+    return vendor;
+  }
+
+  /**
+   * The `storage-credentials` of a table for the caller, or none when its catalog's storage needs
+   * none (local files) or cannot mint any (no `vended-credentials` in the profile).
+   */
+  async credentialsFor(ctx: CatalogContext, catalogName: string, catalog: CatalogRecord | undefined, ident: EntityIdent, metadata: TableMetadata, mode: AccessMode): Promise<readonly StorageCredential[]> {
+    const record = catalog ?? await requireCatalog(this.state.store, ctx, catalogName);
+    const profile = record.storageProfile;
+    if (profile === null) return [];
+    const vendor = this.vendorOf(record, profile);
+    if (vendor === undefined) return [];
+    const locations = tableLocations(record, profile, metadata);
+    let minted;
+    try {
+      minted = await vendor.vend(locations, mode);
+    } catch (e) {
+      if (e instanceof VendingError) throw new CatalogError('ServiceUnavailableException', `Could not vend storage credentials: ${e.message}`, { cause: e });
+      throw e;
+    }
+    const config = s3CredentialConfig(minted, profile, refreshEndpointOf(catalogName, ident));
+    return locations.map((prefix) => ({ prefix: `${prefix}/`, config }));
+  }
+
+  /**
+   * The same for a loaded table (load, create, register). A token without `table:data` gets none
+   * (the load itself still answers: Java clients send the header on every load by default).
+   */
+  async forLoaded(req: FastifyRequest, ctx: CatalogContext, catalogName: string, t: LoadedTable): Promise<readonly StorageCredential[]> {
+    if (req.auth?.scopes.has('table:data') !== true) return [];
+    return this.credentialsFor(ctx, catalogName, t.catalog, t.ident, t.metadata, accessModeOf(req));
+  }
+
+  close(): void {
+    for (const v of this.vendors.values()) v.destroy();
+    this.vendors.clear();
+  }
+}
