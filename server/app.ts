@@ -16,6 +16,7 @@ import { registerScimRoutes } from './routes/scim.js';
 import { registerConsoleRoutes } from './routes/console.js';
 import { registerSecondFactorRoutes } from './routes/second-factors.js';
 import { registerPasskeyRoutes } from './routes/passkeys.js';
+import { registerQueryCancelRoute } from './routes/query-cancel.js';
 import { isScimError } from '../engine/scim/errors.js';
 import type { FloeState } from './state.js';
 import { readTlsMaterial } from './tls.js';
@@ -104,6 +105,7 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   registerConsoleRoutes(app, state);
   registerSecondFactorRoutes(app, state);
   registerPasskeyRoutes(app, state);
+  registerQueryCancelRoute(app, state);
   await app.ready();
   return app;
 }

@@ -108,6 +108,7 @@ export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, Ro
   ['GET /api/catalogs/:catalog/namespaces/:namespace/tables/:table', needs('sql')],
   ['GET /api/query-history', needs('sql')],
   ['GET /api/query-history/:queryId', needs('sql')],
+  ['POST /api/query-history/:queryId/cancel', needs('sql')],
   ['GET /api/qos/stats', needs('sql')],
   // SCIM 2.0 provisioning (identity providers, with the tenant's SCIM token)
   ['GET /scim/v2/Users', scimToken],
