@@ -166,4 +166,58 @@ await onRgw(t, 'vended credentials on RGW', async (t, rgw) => {
   t.teardown(() => twoClient.destroy());
   t.equal(await put(twoClient, 'warehouse/shared/orders-data/f.parquet'), 'ok', 'the data path is writable');
   t.equal(await put(twoClient, 'warehouse/shared/other/f.parquet'), 'denied', 'its siblings are not');
+
+  // The credentials endpoints: the same entries without the metadata.
+  for (const method of ['GET', 'POST'] as const) {
+    const r = await client.call(method, `${base}/db/tables/orders/credentials`);
+    t.equal(r.status, 200, `${method} credentials`);
+    t.equal(r.headers['cache-control'], 'no-store');
+    t.same((r.body['storage-credentials'] as { prefix: string }[]).map((e) => e.prefix), [`${orders.location}/`, `s3://${BUCKET}/warehouse/shared/orders-data/`]);
+  }
+  t.equal((await noData.get(`${base}/db/tables/orders/credentials`)).status, 403, 'the endpoint needs table:data');
+  t.equal((await client.get(`${base}/db/tables/missing/credentials`)).status, 404, 'a missing table is 404');
+  t.same((await client.get('/v1/default/namespaces/db/tables/x/credentials')).status, 404, 'the local catalog has no such table');
+  const roEndpoint = await reader.get(`${base}/db/tables/orders/credentials`);
+  const roEndpointClient = clientFrom(rgw, roEndpoint.body['storage-credentials'][0].config);
+  t.teardown(() => roEndpointClient.destroy());
+  t.equal(await get(roEndpointClient, orders.metadataLocation), 'ok', 'read-only token: keys that read');
+  t.equal(await put(roEndpointClient, `${keyOf(orders.location)}/data/00002-ro.parquet`), 'denied', 'and do not write');
+
+  // Batch: one result per table in order, failures per table.
+  const batch = await client.post('/v1/lake/tables/credentials/batch', { tables: [
+    { namespace: ['db'], name: 'orders' }, { namespace: ['db'], name: 'missing' }, { namespace: ['db'], name: 'other' }, { namespace: ['db'], name: 'orders_old' },
+  ] }, { offSpec: true });
+  t.equal(batch.status, 200, 'batch');
+  const results = batch.body.results as { identifier: { name: string }; 'storage-credentials'?: { prefix: string; config: Record<string, string> }[]; error?: { type: string; code: number } }[];
+  t.same(results.map((r) => r.identifier.name), ['orders', 'missing', 'other', 'orders_old']);
+  t.equal(results[0]!['storage-credentials']!.length, 2);
+  t.same(results[1]!.error && { type: results[1]!.error.type, code: results[1]!.error.code }, { type: 'NoSuchTableException', code: 404 });
+  t.same(results[2]!.error && { type: results[2]!.error.type, code: results[2]!.error.code }, { type: 'ForbiddenException', code: 403 });
+  const oldClient = clientFrom(rgw, results[3]!['storage-credentials']![0]!.config);
+  t.teardown(() => oldClient.destroy());
+  t.equal(await get(oldClient, tables.get('orders_old')!.metadataLocation), 'ok', 'batch keys read their table');
+  t.equal(await get(oldClient, orders.metadataLocation), 'denied', 'and not the others');
+  for (const [body, why] of [[{}, /Missing field 'tables'/], [{ tables: [] }, /Empty tables/], [{ tables: Array.from({ length: 101 }, () => ({ namespace: ['db'], name: 'orders' })) }, /Too many tables/], [{ tables: [{ namespace: 'db', name: 'x' }] }, /namespace/]] as const) {
+    const r = await client.post('/v1/lake/tables/credentials/batch', body, { offSpec: true });
+    t.equal(r.status, 400);
+    t.match(r.body.error.message, why);
+  }
+
+  // A profile without vended-credentials: loads answer without credentials, the endpoint says why.
+  const plainCatalog = await client.post('/v1/catalogs', {
+    name: 'plain',
+    'storage-profile': {
+      type: 's3', bucket: BUCKET, 'key-prefix': 'plain', region: rgw.region, endpoint: rgw.endpoint, 'path-style-access': true,
+      credentials: { type: 'access-key', 'access-key-id': rgw.accessKeyId, 'secret-access-key': rgw.secretAccessKey },
+    },
+  });
+  t.equal(plainCatalog.status, 201);
+  t.equal((await client.post('/v1/plain/namespaces', { namespace: ['db'], properties: {} })).status, 200);
+  t.equal((await client.post('/v1/plain/namespaces/db/tables', { name: 't', schema: sampleSchema() })).status, 200);
+  const plainLoad = await client.get('/v1/plain/namespaces/db/tables/t', VENDED);
+  t.equal(plainLoad.status, 200);
+  t.notOk('storage-credentials' in plainLoad.body);
+  const plainCreds = await client.get('/v1/plain/namespaces/db/tables/t/credentials');
+  t.equal(plainCreds.status, 400);
+  t.match(plainCreds.body.error.message, /cannot vend credentials: its storage profile has no vended-credentials/);
 });

@@ -5,13 +5,14 @@
  * which locations a table may be given access to (only inside its catalog's warehouse), in which
  * mode (by the token's scopes), and keeps one vendor (one STS client and session cache) per catalog.
  */
-import type { FastifyRequest } from 'fastify';
-import type { JsonObject } from '../../../catalog/iceberg/json.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { asArray, asObject, field, requiredString } from '../../../catalog/iceberg/json-fields.js';
+import type { JsonObject, JsonValue } from '../../../catalog/iceberg/json.js';
 import type { TableMetadata } from '../../../catalog/iceberg/table-metadata.js';
 import type { CatalogContext, EntityIdent } from '../../../catalog/rest/context.js';
 import { NAMESPACE_SEPARATOR } from '../../../catalog/rest/context.js';
 import { storageSecretPurpose } from '../../../catalog/rest/deps.js';
-import { CatalogError } from '../../../catalog/rest/errors.js';
+import { badRequest, CatalogError, toCatalogError } from '../../../catalog/rest/errors.js';
 import type { LoadedTable } from '../../../catalog/rest/loaded.js';
 import { requireCatalog } from '../../../catalog/rest/resolve.js';
 import type { CatalogRecord } from '../../../catalog/rest/store.js';
@@ -21,6 +22,7 @@ import {
 } from '../../../storage-creds/s3-vending.js';
 import { s3Credentials, type S3StorageProfile, type StorageSecret } from '../../../storage-creds/storage-profile.js';
 import type { FloeState } from '../../state.js';
+import { catalogContext, entityOf, prefixOf, sendJson } from './http.js';
 
 /** Table properties that put files outside the table's location (Iceberg's names). */
 const LOCATION_PROPERTIES = ['write.data.path', 'write.metadata.path', 'write.object-storage.path', 'write.folder-storage.path'] as const;
@@ -123,12 +125,15 @@ export class CredentialVending {
    * The `storage-credentials` of a table for the caller, or none when its catalog's storage needs
    * none (local files) or cannot mint any (no `vended-credentials` in the profile).
    */
-  async credentialsFor(ctx: CatalogContext, catalogName: string, catalog: CatalogRecord | undefined, ident: EntityIdent, metadata: TableMetadata, mode: AccessMode): Promise<readonly StorageCredential[]> {
+  async credentialsFor(ctx: CatalogContext, catalogName: string, catalog: CatalogRecord | undefined, ident: EntityIdent, metadata: TableMetadata, mode: AccessMode, required = false): Promise<readonly StorageCredential[]> {
     const record = catalog ?? await requireCatalog(this.state.store, ctx, catalogName);
     const profile = record.storageProfile;
     if (profile === null) return [];
     const vendor = this.vendorOf(record, profile);
-    if (vendor === undefined) return [];
+    if (vendor === undefined) {
+      if (!required) return [];
+      throw badRequest(`Catalog ${catalogName} cannot vend credentials: its storage profile has no vended-credentials`);
+    }
     const locations = tableLocations(record, profile, metadata);
     let minted;
     try {
@@ -154,4 +159,63 @@ export class CredentialVending {
     for (const v of this.vendors.values()) v.destroy();
     this.vendors.clear();
   }
+}
+
+/** Tables per batch request: each may cost an STS call when the cache is cold. */
+export const MAX_BATCH_TABLES = 100;
+
+function parseBatch(json: JsonValue | undefined): readonly EntityIdent[] {
+  if (json === undefined) throw badRequest('Missing request body: expected {"tables": [{"namespace": [...], "name": "..."}]}');
+  const o = asObject(json, 'LoadCredentialsBatchRequest');
+  for (const k of Object.keys(o)) if (k !== 'tables') throw badRequest(`Unknown field '${k}' in LoadCredentialsBatchRequest`);
+  const tables = field(o, 'tables');
+  if (tables === undefined || tables === null) throw badRequest('Missing field \'tables\' in LoadCredentialsBatchRequest');
+  const list = asArray(tables, 'tables');
+  if (list.length === 0) throw badRequest('Empty tables in LoadCredentialsBatchRequest');
+  if (list.length > MAX_BATCH_TABLES) throw badRequest(`Too many tables in LoadCredentialsBatchRequest: ${list.length} (at most ${MAX_BATCH_TABLES})`);
+  return list.map((t, i) => {
+    const to = asObject(t, `tables[${i}]`);
+    const ns = asArray(field(to, 'namespace') ?? null, `tables[${i}].namespace`).map((l, j) => {
+      if (typeof l !== 'string') throw badRequest(`Cannot parse non-string tables[${i}].namespace[${j}]`);
+      return l;
+    });
+    return { namespace: ns, name: requiredString(to, 'name', `tables[${i}]`) };
+  });
+}
+
+/**
+ * `GET`/`POST {table}/credentials` (LoadCredentialsResponse) and `POST /v1/{catalog}/tables/credentials/batch`:
+ * `{"tables": [TableIdentifier…]}` → `{"results": [{identifier, storage-credentials} | {identifier, error}]}`,
+ * one result per table in request order, a table's failure in its own result.
+ */
+export function registerCredentialRoutes(app: FastifyInstance, state: FloeState, vending: CredentialVending): void {
+  const TABLE = '/v1/:prefix/namespaces/:namespace/tables/:table';
+  const loadCredentials = async (req: FastifyRequest, ident: EntityIdent): Promise<readonly StorageCredential[]> => {
+    const ctx = catalogContext(req);
+    const t = await state.catalog.loadTable(ctx, prefixOf(req), ident);
+    return vending.credentialsFor(ctx, prefixOf(req), t.catalog, t.ident, t.metadata, accessModeOf(req), true);
+  };
+  const one = async (req: FastifyRequest, reply: import('fastify').FastifyReply): Promise<unknown> => {
+    const credentials = await loadCredentials(req, entityOf(req));
+    reply.header('cache-control', 'no-store');
+    return sendJson(reply, 200, { 'storage-credentials': credentials.map(storageCredentialToJson) });
+  };
+  app.get(`${TABLE}/credentials`, one);
+  app.post(`${TABLE}/credentials`, one);
+  app.post('/v1/:prefix/tables/credentials/batch', async (req, reply) => {
+    const idents = parseBatch(req.body as JsonValue | undefined);
+    const results = await Promise.all(idents.map(async (ident): Promise<JsonObject> => {
+      const identifier = { namespace: [...ident.namespace], name: ident.name };
+      try {
+        const credentials = await loadCredentials(req, ident);
+        return { identifier, 'storage-credentials': credentials.map(storageCredentialToJson) };
+      } catch (e) {
+        const known = toCatalogError(e);
+        if (known === undefined) throw e;
+        return { identifier, error: { message: known.message, type: known.type, code: known.status } };
+      }
+    }));
+    reply.header('cache-control', 'no-store');
+    return sendJson(reply, 200, { results });
+  });
 }

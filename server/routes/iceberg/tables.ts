@@ -13,7 +13,7 @@ import {
   identifiersPageToJson, loadTableResultToJson, parseCommitTable, parseCreateTable, parseRegisterTable, parseRename, parseReportMetrics, type SnapshotsMode,
 } from '../../../catalog/rest/wire.js';
 import type { FloeState } from '../../state.js';
-import { CredentialVending, delegationOf, storageCredentialToJson } from './credentials.js';
+import { CredentialVending, delegationOf, registerCredentialRoutes, storageCredentialToJson } from './credentials.js';
 import { catalogContext, entityOf, namespaceOf, pageOf, prefixOf, queryBoolean, queryString, sendJson, sendNoContent } from './http.js';
 
 const NS = '/v1/:prefix/namespaces/:namespace';
@@ -75,6 +75,7 @@ async function sendTableFor(state: FloeState, vending: CredentialVending, req: F
 export function registerTableRoutes(app: FastifyInstance, state: FloeState): void {
   const vending = new CredentialVending(state);
   app.addHook('onClose', async () => vending.close());
+  registerCredentialRoutes(app, state, vending);
   app.get(`${NS}/tables`, async (req, reply) => {
     const { page, paged } = pageOf(req);
     const result = await state.catalog.listTables(catalogContext(req), prefixOf(req), namespaceOf(req), page);
