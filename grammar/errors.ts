@@ -59,6 +59,7 @@ export const ERRORS = {
     `bad row in ${p.file} at line ${p.line}, column ${p.column}: ${p.reason}; nothing was loaded (ON_ERROR = CONTINUE or SKIP_FILE loads the rest)`),
   LOAD_FILE_UNREADABLE: def<{ file: string; reason: string }>('22P04', 400, (p) =>
     `cannot load ${p.file}: ${p.reason}; nothing was loaded (ON_ERROR = CONTINUE or SKIP_FILE loads the other files)`),
+  UPLOAD_TOO_LARGE: def<{ limit: number }>('54000', 413, (p) => `upload exceeds its size cap of ${p.limit} bytes; nothing was stored (use a multipart upload for larger files)`),
   LOAD_FILE_TOO_LARGE: def<{ file: string; bytes: number; limit: number }>('54000', 400, (p) =>
     `cannot load ${p.file}: it is ${p.bytes} bytes, over the limit of ${p.limit} (loading.max_file_bytes); split it; nothing was loaded`),
   // The two codes the service spec names (Errors §2) keep its spelling, since clients match on it.

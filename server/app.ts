@@ -15,8 +15,8 @@ import { registerCatalogInfoRoutes, registerQueryRoutes } from './routes/query.j
 import { registerScimRoutes } from './routes/scim.js';
 import { registerConsoleRoutes } from './routes/console.js';
 import { registerSecondFactorRoutes } from './routes/second-factors.js';
+import { registerStageRoutes } from './routes/stages.js';
 import { registerPasskeyRoutes } from './routes/passkeys.js';
-import { registerQueryCancelRoute } from './routes/query-cancel.js';
 import { isScimError } from '../engine/scim/errors.js';
 import type { FloeState } from './state.js';
 import { readTlsMaterial } from './tls.js';
@@ -104,8 +104,8 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
   registerScimRoutes(app, state);
   registerConsoleRoutes(app, state);
   registerSecondFactorRoutes(app, state);
+  registerStageRoutes(app, state.uploads, 'default');
   registerPasskeyRoutes(app, state);
-  registerQueryCancelRoute(app, state);
   await app.ready();
   return app;
 }

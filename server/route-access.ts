@@ -102,13 +102,15 @@ export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, Ro
   ['POST /v1/stages/presign/multipart/init', needs('table:write')],
   ['POST /v1/stages/presign/multipart/complete', needs('table:write')],
   ['POST /v1/stages/presign/multipart/abort', needs('table:write')],
+  // The URLs the presign endpoints hand out on file:// warehouses: the signed token is the credential.
+  ['PUT /v1/stages/files', open],
+  ['GET /v1/stages/files', open],
   // Query interface
   ['POST /api/query', { kind: 'scope-or-invitation', scope: 'sql' }],
   ['GET /api/tables', needs('sql')],
   ['GET /api/catalogs/:catalog/namespaces/:namespace/tables/:table', needs('sql')],
   ['GET /api/query-history', needs('sql')],
   ['GET /api/query-history/:queryId', needs('sql')],
-  ['POST /api/query-history/:queryId/cancel', needs('sql')],
   ['GET /api/qos/stats', needs('sql')],
   // SCIM 2.0 provisioning (identity providers, with the tenant's SCIM token)
   ['GET /scim/v2/Users', scimToken],

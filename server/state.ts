@@ -28,7 +28,7 @@ import { QueryService } from '../engine/session/query-service.js';
 import { CatalogStatements } from '../engine/session/catalog-statements.js';
 import { QueryRunner } from '../engine/session/query-runner.js';
 import { WriteRunner } from '../engine/session/write-runner.js';
-import { CopyRunner, StageService, StageStatements } from '../engine/stages/index.js';
+import { CopyRunner, StageService, StageStatements, StageUploads, UploadTokens } from '../engine/stages/index.js';
 import { PrincipalStatements } from '../engine/session/principal-statements.js';
 import { createExecutor, type Executor } from '../engine/exec/index.js';
 import { FileCache } from '../engine/exec/file-cache.js';
@@ -60,6 +60,8 @@ export interface FloeState {
   readonly queries: QueryService;
   /** Stages for bulk loading (statements, COPY INTO and the /v1/stages endpoints). */
   readonly stages: StageService;
+  /** Presigned uploads to stages (the /v1/stages endpoints). */
+  readonly uploads: StageUploads;
   /** The Iceberg REST catalog (also what the SQL engine commits through). */
   readonly catalog: CatalogService;
   /** Admission, queueing, the MLFQ and the query killer. */
@@ -166,6 +168,10 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const principalStatements = new PrincipalStatements({ store, clock, config: config.principals, webhooks: config.webhooks, secrets, passwords });
     const stages = new StageService({ store, catalog, clock });
     const stageStatements = new StageStatements(stages);
+    const uploads = new StageUploads(stages, new UploadTokens(secrets.deriveKey('stage-uploads')), {
+      maxUploadBytes: config.loading.max_upload_bytes, maxMultipartBytes: config.loading.max_multipart_bytes,
+      ttlSeconds: config.loading.presign_ttl_seconds, maxTtlSeconds: config.loading.presign_max_ttl_seconds,
+    }, clock);
     const copyRunner = new CopyRunner({ catalog, executor: queryRunnerExecutor, stages, queries: queryRunner, store, clock, maxFileBytes: config.loading.max_file_bytes });
     const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
@@ -197,7 +203,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       maintenance.start();
     }
     return {
-      catalog, stages,
+      catalog, stages, uploads,
       config, store, clock, keys, tokens, authStates, bootstrap, parser, history, queries, wlm, executor: executorOf, systemTables, tables: tablesProvider,
       principals: { secrets, webhookWorker, maintenance, passwords },
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),

@@ -4,7 +4,7 @@
  * data. The key comes from the operator's configuration (`principals.encryption_key`, base64 of
  * 32 bytes); without one, a key is generated once and kept in the store (documented as weaker).
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { MetaStore } from '../../catalog/store/meta-store.js';
 
 const FORMAT = 'v1';
@@ -24,6 +24,14 @@ export class SecretBox {
     cipher.setAAD(Buffer.from(purpose, 'utf8'));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return `${FORMAT}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+  }
+
+  /**
+   * A 32-byte key for another purpose (the HMAC of stage upload URLs), derived with HKDF-SHA256:
+   * the same on every replica that holds the server key, never equal to the sealing key.
+   */
+  deriveKey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `floe:${purpose}`, 32));
   }
 
   open(sealed: string, purpose: string): string {

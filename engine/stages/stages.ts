@@ -213,7 +213,8 @@ export function stageUrl(root: string, url: string): string {
     throw floeError('INVALID_PARAMETER', { name: 'URL', detail: `a stage URL must name a folder under the catalog's stage area ${root}` });
   }
   const rest = folder.slice(root.length, -1);
-  if (rest === 'users' || rest.startsWith('users/')) throw floeError('INVALID_PARAMETER', { name: 'URL', detail: 'the users/ folder holds the users\' own stages' });
+  const top = rest.split('/')[0];
+  if (top === 'users' || top === '_uploads') throw floeError('INVALID_PARAMETER', { name: 'URL', detail: `the ${top}/ folder is Floe's own (users' stages, multipart uploads)` });
   const segments = rest.split('/');
   if (segments.some((s) => s === '' || s === '.' || s === '..' || /%(2f|5c|2e)|[\\\u0000-\u001f]/i.test(s))) {
     throw floeError('INVALID_PARAMETER', { name: 'URL', detail: 'the folder path contains an empty, . or .. segment, or an encoded separator' });

@@ -454,18 +454,6 @@ export class WorkloadManager {
   }
 
   /**
-   * Cancels one admitted query, queued or running, at a user's request (the console's history
-   * page): false when this server holds no such query, or it has ended or is already being killed.
-   * The caller checks that the user may see the query.
-   */
-  cancelQuery(queryId: string, reason?: string): boolean {
-    const q = this.active.get(queryId);
-    if (!q || q.state === 'ended' || q.killedWith !== null) return false;
-    this.kill(q, userCancelError(reason), 'user');
-    return true;
-  }
-
-  /**
    * Cancels every admitted query, queued or running, because the server is stopping (after its
    * shutdown grace period, or at a second signal). Returns how many were cancelled.
    */

@@ -50,13 +50,12 @@ async function list(ctx: PageContext): Promise<HTMLElement> {
     field('Status', status), field('User', user), field('Type', type), field('From', from), field('To', to), h('button', { type: 'submit' }, 'Filter'));
   const table = h('table', { class: 'data' },
     h('caption', { class: 'visually-hidden' }, 'Queries'),
-    h('thead', {}, h('tr', {}, ['Query', 'Status', 'User', 'Type', 'Queued', 'Duration (ms)', 'Rows', 'SQL', ''].map((c) => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ['Query', 'Status', 'User', 'Type', 'Queued', 'Duration (ms)', 'Rows', 'SQL'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, shown.map((r) => h('tr', {},
       h('td', {}, h('a', { href: `#/history/${encodeURIComponent(r.queryId)}` }, r.queryId)),
       h('td', {}, r.status), h('td', {}, String(r.userName ?? '')), h('td', {}, String(r.queryType ?? '')),
       h('td', {}, String(r.queuedAt ?? '')), h('td', { class: 'num' }, String(r.durationMs ?? '')), h('td', { class: 'num' }, String(r.rowsProduced ?? '')),
-      h('td', { class: 'sql' }, r.sql.length > 120 ? `${r.sql.slice(0, 120)}…` : r.sql),
-      h('td', {}, cancelButton(ctx, r, () => ctx.refresh()))))));
+      h('td', { class: 'sql' }, r.sql.length > 120 ? `${r.sql.slice(0, 120)}…` : r.sql)))));
   return h('section', { 'aria-labelledby': 'history-h' },
     h('h1', { id: 'history-h' }, 'Query history'), filters,
     shown.length === 0 ? h('p', {}, 'No queries match.') : table,
@@ -73,27 +72,9 @@ async function detail(ctx: PageContext, id: string): Promise<HTMLElement> {
     h('h1', { id: 'query-h' }, `Query ${r.queryId}`),
     h('div', { class: 'row' },
       h('button', { type: 'button', onclick: () => ctx.navigate(`#/sql?${new URLSearchParams({ sql: r.sql })}`) }, 'Open in editor'),
-      cancelButton(ctx, r, () => ctx.refresh()),
       h('a', { href: '#/history' }, 'Back to history')),
     h('pre', { class: 'secret' }, r.sql),
     h('table', { class: 'data' }, h('tbody', {}, Object.entries(r).filter(([k]) => k !== 'sql').map(([k, v]) =>
       h('tr', {}, h('th', { scope: 'row' }, k), h('td', {}, v === null ? '' : String(v)))))));
   return box;
-}
-
-/** Cancels a queued or running query (`POST /api/query-history/{id}/cancel`); nothing for others. */
-function cancelButton(ctx: PageContext, r: HistoryRow, after: () => void): HTMLElement | null {
-  if (r.status !== 'running' && r.status !== 'queued') return null;
-  const error = h('span', { role: 'alert', class: 'hint' });
-  return h('span', {}, h('button', {
-    type: 'button', class: 'danger small', 'aria-label': `Cancel query ${r.queryId}`,
-    onclick: async () => {
-      try {
-        await ctx.api.postJson(`/api/query-history/${encodeURIComponent(r.queryId)}/cancel`);
-        after();
-      } catch (e) {
-        error.textContent = (e as Error).message;
-      }
-    },
-  }, 'Cancel'), error);
 }
