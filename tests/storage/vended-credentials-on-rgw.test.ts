@@ -220,4 +220,51 @@ await onRgw(t, 'vended credentials on RGW', async (t, rgw) => {
   const plainCreds = await client.get('/v1/plain/namespaces/db/tables/t/credentials');
   t.equal(plainCreds.status, 400);
   t.match(plainCreds.body.error.message, /cannot vend credentials: its storage profile has no vended-credentials/);
+
+  // Remote signing: Floe signs requests inside the table with the catalog's own keys.
+  const signing = await client.get('/v1/plain/namespaces/db/tables/t', { headers: { 'x-iceberg-access-delegation': 'remote-signing' } });
+  t.equal(signing.body.config['s3.remote-signing-enabled'], 'true', 'signing advertised in the load config');
+  t.equal(signing.body.config['s3.signer.endpoint'], 'v1/plain/namespaces/db/tables/t/sign');
+  const sign = (c: typeof client, method: string, uri: string, body?: string): ReturnType<typeof client.post> =>
+    c.post(`${base}/db/tables/orders/sign`, { region: rgw.region, method, uri, headers: { 'x-amz-content-sha256': ['UNSIGNED-PAYLOAD'] }, ...(body !== undefined ? { body } : {}) });
+  const objectUri = (key: string): string => `${rgw.endpoint}/${BUCKET}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  const send = async (method: string, uri: string, signed: { headers: Record<string, string[]> } | undefined, body?: string): Promise<number> => {
+    const headers = signed === undefined ? {} : Object.fromEntries(Object.entries(signed.headers).filter(([k]) => k !== 'host').map(([k, v]) => [k, v.join(',')]));
+    const r = await fetch(uri, { method, headers, ...(body !== undefined ? { body } : {}) });
+    await r.arrayBuffer();
+    return r.status;
+  };
+  const metaUri = objectUri(keyOf(orders.metadataLocation));
+  const signedGet = await sign(client, 'GET', metaUri);
+  t.equal(signedGet.status, 200, 'GET signed');
+  t.equal(signedGet.headers['cache-control'], 'private');
+  t.ok(signedGet.body['expires-at-ms'] > Date.now(), 'with an expiry');
+  t.same(secrets.filter((x) => signedGet.text.includes(x)), [], 'no secret in the signature response');
+  t.equal(await send('GET', metaUri, signedGet.body), 200, 'RGW accepts the signed GET');
+  t.equal(await send('GET', metaUri, undefined), 403, 'and refuses it unsigned');
+  const dataUri = objectUri(`${keyOf(orders.location)}/data/00003-signed.parquet`);
+  const signedPut = await sign(client, 'PUT', dataUri);
+  t.equal(signedPut.headers['cache-control'], 'no-cache');
+  t.equal(await send('PUT', dataUri, signedPut.body, 'parquet bytes'), 200, 'RGW accepts the signed PUT');
+  const listUri = `${rgw.endpoint}/${BUCKET}?list-type=2&prefix=${encodeURIComponent(`${keyOf(orders.location)}/`)}`;
+  const signedList = await sign(client, 'GET', listUri);
+  t.equal(signedList.status, 200, 'a listing inside the table is signed');
+  t.equal(await send('GET', listUri, signedList.body), 200, 'RGW accepts the signed listing');
+  const refusals: [typeof client, string, string, string | undefined, RegExp][] = [
+    [client, 'GET', objectUri(keyOf(tables.get('other')!.metadataLocation)), undefined, /outside the table's locations/],
+    [client, 'GET', `${rgw.endpoint}/${BUCKET}/${keyOf(orders.location)}/../${keyOf(tables.get('other')!.location).split('/').pop()}/x`, undefined, /'\.' or '\.\.'/],
+    [client, 'GET', `${rgw.endpoint}/${BUCKET}/${keyOf(orders.location)}%2F..%2Fx`, undefined, /encoded separators/],
+    [client, 'GET', `${rgw.endpoint}/otherbucket/${keyOf(orders.location)}/x`, undefined, /outside the table's locations/],
+    [client, 'GET', `http://evil.example.com/${BUCKET}/${keyOf(orders.location)}/x`, undefined, /not the catalog's storage endpoint/],
+    [client, 'GET', `${rgw.endpoint}/${BUCKET}?list-type=2&prefix=warehouse/db/`, undefined, /listing's prefix is outside/],
+    [client, 'POST', `${rgw.endpoint}/${BUCKET}?delete`, `<Delete><Object><Key>${keyOf(orders.location)}/a</Key></Object><Object><Key>${keyOf(tables.get('other')!.metadataLocation)}</Key></Object></Delete>`, /DeleteObjects names .*other-/],
+    [reader, 'PUT', dataUri, undefined, /may only read this table/],
+  ];
+  for (const [c, method, uri, body, why] of refusals) {
+    const r = await sign(c, method, uri, body);
+    t.equal(r.status, 403, `refused: ${method} ${uri}`);
+    t.match(r.body.error.message, why);
+  }
+  const okDelete = await sign(client, 'POST', `${rgw.endpoint}/${BUCKET}?delete`, `<Delete><Object><Key>${keyOf(orders.location)}/data/00003-signed.parquet</Key></Object></Delete>`);
+  t.equal(okDelete.status, 200, 'a DeleteObjects of the table\'s own keys is signed');
 });

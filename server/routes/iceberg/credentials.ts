@@ -17,10 +17,12 @@ import type { LoadedTable } from '../../../catalog/rest/loaded.js';
 import { requireCatalog } from '../../../catalog/rest/resolve.js';
 import type { CatalogRecord } from '../../../catalog/rest/store.js';
 import { isS3Location, parseS3Location } from '../../../storage-creds/s3-file-io.js';
+import { SignRefusedError, authorizeSign, signS3Request } from '../../../storage-creds/s3-signing.js';
 import {
-  S3CredentialVendor, VendingError, s3CredentialConfig, stsAssumeRole, type AccessMode,
+  S3CredentialVendor, VendingError, s3PrefixOf, s3CredentialConfig, stsAssumeRole, type AccessMode,
 } from '../../../storage-creds/s3-vending.js';
 import { s3Credentials, type S3StorageProfile, type StorageSecret } from '../../../storage-creds/storage-profile.js';
+import type { RemoteSignRequest } from '../../../storage-creds/s3-signing.js';
 import type { FloeState } from '../../state.js';
 import { catalogContext, entityOf, prefixOf, sendJson } from './http.js';
 
@@ -104,18 +106,23 @@ export class CredentialVending {
 
   constructor(private readonly state: FloeState) {}
 
-  private vendorOf(catalog: CatalogRecord, profile: S3StorageProfile): S3CredentialVendor | undefined {
-    const config = profile.vendedCredentials;
-    if (config === undefined) return undefined;
-    const known = this.vendors.get(catalog.id);
-    if (known !== undefined) return known.vendor;
+  /** The catalog's own S3 keys (undefined: the SDK's default chain). */
+  ownCredentials(catalog: CatalogRecord, profile: S3StorageProfile): ReturnType<typeof s3Credentials> {
     let secret: StorageSecret | null = null;
     if (catalog.storageSecretSealed !== null) {
       const box = this.state.catalog.deps.secrets;
       if (box === undefined) throw new Error('catalog storage secrets cannot be opened: no server key');
       secret = JSON.parse(box.open(catalog.storageSecretSealed, storageSecretPurpose(catalog.id))) as StorageSecret;
     }
-    const sts = stsAssumeRole({ region: profile.region, endpoint: config.stsEndpoint ?? profile.endpoint, credentials: s3Credentials(profile, secret) });
+    return s3Credentials(profile, secret);
+  }
+
+  private vendorOf(catalog: CatalogRecord, profile: S3StorageProfile): S3CredentialVendor | undefined {
+    const config = profile.vendedCredentials;
+    if (config === undefined) return undefined;
+    const known = this.vendors.get(catalog.id);
+    if (known !== undefined) return known.vendor;
+    const sts = stsAssumeRole({ region: profile.region, endpoint: config.stsEndpoint ?? profile.endpoint, credentials: this.ownCredentials(catalog, profile) });
     const vendor = new S3CredentialVendor(config, sts.assumeRole, () => this.state.clock.now());
     this.vendors.set(catalog.id, { vendor, destroy: sts.destroy });
     return vendor;
@@ -155,10 +162,55 @@ export class CredentialVending {
     return this.credentialsFor(ctx, catalogName, t.catalog, t.ident, t.metadata, accessModeOf(req));
   }
 
+  /**
+   * The load `config` that turns on remote signing (`s3.remote-signing-enabled`, `s3.signer.uri`,
+   * `s3.signer.endpoint`) for a table of an S3 catalog; none for a catalog on local storage.
+   */
+  async signingConfig(req: FastifyRequest, ctx: CatalogContext, catalogName: string, t: LoadedTable): Promise<ReadonlyMap<string, string> | undefined> {
+    if (req.auth?.scopes.has('table:data') !== true) return undefined;
+    const record = t.catalog ?? await requireCatalog(this.state.store, ctx, catalogName);
+    const profile = record.storageProfile;
+    if (profile === null) return undefined;
+    tableLocations(record, profile, t.metadata); // refuses a table whose files lie outside the warehouse
+    const enc = encodeURIComponent;
+    return new Map([
+      ['s3.remote-signing-enabled', 'true'],
+      ['s3.signer.uri', `${req.protocol}://${req.headers.host ?? 'localhost'}`],
+      ['s3.signer.endpoint', `v1/${enc(catalogName)}/namespaces/${enc(t.ident.namespace.join(NAMESPACE_SEPARATOR))}/tables/${enc(t.ident.name)}/sign`],
+      ['client.region', profile.region],
+      ['s3.region', profile.region],
+      ...(profile.endpoint !== null ? [['s3.endpoint', profile.endpoint] as [string, string]] : []),
+      ['s3.path-style-access', String(profile.pathStyleAccess)],
+    ]);
+  }
+
   close(): void {
     for (const v of this.vendors.values()) v.destroy();
     this.vendors.clear();
   }
+}
+
+function parseSignRequest(json: JsonValue | undefined): RemoteSignRequest {
+  if (json === undefined) throw badRequest('Missing request body: expected a RemoteSignRequest');
+  const what = 'RemoteSignRequest';
+  const o = asObject(json, what);
+  const provider = field(o, 'provider');
+  if (provider !== undefined && provider !== null && provider !== 's3') throw badRequest(`Unsupported provider in ${what}: only s3 is signed`);
+  const headersJson = asObject(field(o, 'headers') ?? null, `${what} headers`);
+  const headers = new Map<string, readonly string[]>();
+  for (const [name, values] of Object.entries(headersJson)) {
+    const list = asArray(values, `${what} headers.${name}`);
+    headers.set(name, list.map((v) => {
+      if (typeof v !== 'string') throw badRequest(`Cannot parse non-string header value of ${name} in ${what}`);
+      return v;
+    }));
+  }
+  const body = field(o, 'body');
+  if (body !== undefined && body !== null && typeof body !== 'string') throw badRequest(`Cannot parse non-string 'body' in ${what}`);
+  return {
+    region: requiredString(o, 'region', what), uri: requiredString(o, 'uri', what), method: requiredString(o, 'method', what), headers,
+    ...(typeof body === 'string' ? { body } : {}),
+  };
 }
 
 /** Tables per batch request: each may cost an STS call when the cache is cold. */
@@ -201,6 +253,27 @@ export function registerCredentialRoutes(app: FastifyInstance, state: FloeState,
     return sendJson(reply, 200, { 'storage-credentials': credentials.map(storageCredentialToJson) });
   };
   app.get(`${TABLE}/credentials`, one);
+  app.post(`${TABLE}/sign`, async (req, reply) => {
+    const request = parseSignRequest(req.body as JsonValue | undefined);
+    const ctx = catalogContext(req);
+    const t = await state.catalog.loadTable(ctx, prefixOf(req), entityOf(req));
+    const catalog = t.catalog ?? await requireCatalog(state.store, ctx, prefixOf(req));
+    const profile = catalog.storageProfile;
+    if (profile === null) throw badRequest(`Catalog ${prefixOf(req)} stores its tables locally: there is nothing to sign`);
+    const prefixes = tableLocations(catalog, profile, t.metadata).map(s3PrefixOf);
+    const target = { endpoint: profile.endpoint, region: profile.region };
+    try {
+      authorizeSign(request, target, prefixes, accessModeOf(req));
+    } catch (e) {
+      if (e instanceof SignRefusedError) throw new CatalogError('ForbiddenException', e.message);
+      throw e;
+    }
+    const credentials = vending.ownCredentials(catalog, profile);
+    if (credentials === undefined) throw badRequest(`Catalog ${prefixOf(req)} takes its keys from the default provider chain: remote signing needs access-key or environment credentials`);
+    const signed = await signS3Request(request, target, credentials, state.clock.now());
+    reply.header('cache-control', ['GET', 'HEAD'].includes(request.method.toUpperCase()) ? 'private' : 'no-cache');
+    return sendJson(reply, 200, { uri: signed.uri, headers: Object.fromEntries([...signed.headers].map(([k, v]) => [k, [...v]])), 'expires-at-ms': signed.expiresAtMs });
+  });
   app.post(`${TABLE}/credentials`, one);
   app.post('/v1/:prefix/tables/credentials/batch', async (req, reply) => {
     const idents = parseBatch(req.body as JsonValue | undefined);

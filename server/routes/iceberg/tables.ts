@@ -61,12 +61,21 @@ function sendTable(state: FloeState, reply: FastifyReply, t: LoadedTable, mode: 
  * got some; such a body is never cached nor answered 304 (the keys are per caller and expire).
  */
 async function sendTableFor(state: FloeState, vending: CredentialVending, req: FastifyRequest, reply: FastifyReply, t: LoadedTable, mode: SnapshotsMode = 'all'): Promise<FastifyReply> {
-  if (delegationOf(req).vendedCredentials) {
+  const delegation = delegationOf(req);
+  if (delegation.vendedCredentials) {
     const credentials = await vending.forLoaded(req, catalogContext(req), prefixOf(req), t);
     if (credentials.length > 0) {
       if (t.metadataLocation !== undefined) reply.header('etag', etagOf(t.metadataLocation, mode));
       reply.header('cache-control', 'no-store');
       return sendJson(reply, 200, { ...loadTableResultToJson(t, mode), 'storage-credentials': credentials.map(storageCredentialToJson) });
+    }
+  }
+  if (delegation.remoteSigning) {
+    // No credentials (none asked, or none mintable): the client signs through Floe instead.
+    const signing = await vending.signingConfig(req, catalogContext(req), prefixOf(req), t);
+    if (signing !== undefined) {
+      reply.header('cache-control', 'no-store');
+      return sendJson(reply, 200, { ...loadTableResultToJson(t, mode), config: Object.fromEntries([...t.config, ...signing]) });
     }
   }
   return sendTable(state, reply, t, mode);
@@ -89,7 +98,7 @@ export function registerTableRoutes(app: FastifyInstance, state: FloeState): voi
   app.get(TABLE, async (req, reply) => {
     const mode = snapshotsMode(req);
     const t = await state.catalog.loadTable(catalogContext(req), prefixOf(req), entityOf(req));
-    if (t.metadataLocation !== undefined && !delegationOf(req).vendedCredentials && ifNoneMatchHits(req.headers['if-none-match'], etagOf(t.metadataLocation, mode))) {
+    if (t.metadataLocation !== undefined && !delegationOf(req).vendedCredentials && !delegationOf(req).remoteSigning && ifNoneMatchHits(req.headers['if-none-match'], etagOf(t.metadataLocation, mode))) {
       return reply.code(304).header('etag', etagOf(t.metadataLocation, mode)).send();
     }
     return sendTableFor(state, vending, req, reply, t, mode);
