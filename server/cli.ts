@@ -30,9 +30,11 @@ import { CatalogError } from '../catalog/rest/errors.js';
 import { parseJson } from '../catalog/iceberg/json.js';
 import { parseStorageProfile } from '../catalog/rest/wire.js';
 import { warehouseLocationOf } from '../storage-creds/storage-profile.js';
+import { ShellUsageError, sqlShell } from './sql-shell.js';
 
 const USAGE = `usage:
   floe serve [--port N] [--host H] [--data-dir D] [--config F]
+  floe sql [--url URL] [--profile P | --client-id ID --client-secret S | --token T] [--format table|csv|json] [-c SQL] [-f FILE]
   floe admin create-tenant <tenant-id> [--display-name NAME]
   floe admin create-client --tenant T --principal NAME [--scope "s1 s2"]
   floe admin rotate-client <client-id>
@@ -397,6 +399,11 @@ async function main(argv: string[]): Promise<void> {
       return serve(rest);
     case 'admin':
       return admin(rest);
+    case 'sql': {
+      const code = await sqlShell(rest);
+      if (code !== 0) process.exit(code);
+      return;
+    }
     case undefined:
     case 'help':
     case '--help':
@@ -409,7 +416,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {
-  if (e instanceof UsageError || e instanceof RefusedError || e instanceof ConfigError || e instanceof ClientError || e instanceof TenantError || e instanceof ScimTokenError) {
+  if (e instanceof UsageError || e instanceof RefusedError || e instanceof ShellUsageError || e instanceof ConfigError || e instanceof ClientError || e instanceof TenantError || e instanceof ScimTokenError) {
     console.error(`floe: ${e.message}`);
     if (e instanceof UsageError) console.error(USAGE);
     process.exit(2);
