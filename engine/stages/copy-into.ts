@@ -45,6 +45,11 @@ import type { ResolvedStage, StageService } from './stages.js';
 
 /** Errors reported per file by VALIDATION_MODE (and kept per file otherwise); the rest are counted. */
 const MAX_ERRORS_PER_FILE = 1000;
+/**
+ * Rejected values DuckDB keeps per CSV file (its rejects table lives in the worker's memory until
+ * the next check): errors_seen, and the bad rows in rows_parsed, count at most this many.
+ */
+const MAX_REJECTS_KEPT = 100_000;
 const MAX_APPEND_ATTEMPTS = 20;
 /** Bytes read per step when checking a gzip file's integrity. */
 const GZIP_CHECK_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -378,7 +383,7 @@ function checkSql(format: LoadFormat, path: string, key: string, plan: ColumnPla
     const cols = plan.reader.map((c) => quoteIdent(c.name)).join(', ');
     // The reader's column_idx counts from 0 or 1 depending on the error type; the column's name does not.
     const position = `coalesce(list_position([${plan.reader.map((c) => sqlString(c.name)).join(', ')}]::VARCHAR[], column_name), column_idx + 1)`;
-    const reader = readerSql(format, path, key, plan.reader, [`store_rejects = true`, `rejects_table = '__floe_copy_rejects'`, `rejects_scan = '__floe_copy_scans'`]);
+    const reader = readerSql(format, path, key, plan.reader, [`store_rejects = true`, `rejects_table = '__floe_copy_rejects'`, `rejects_scan = '__floe_copy_scans'`, `rejects_limit = ${MAX_REJECTS_KEPT}`]);
     return [
       'DROP TABLE IF EXISTS __floe_copy_rejects', 'DROP TABLE IF EXISTS __floe_copy_scans',
       `CREATE OR REPLACE TEMP TABLE __floe_copy_parsed AS SELECT count(*) AS n, bit_xor(hash(${cols})) AS h FROM ${reader}`,
