@@ -146,8 +146,8 @@ export class CopyRunner {
       return f;
     }) : schema.fields;
     if (new Set(targetFields.map((f) => f.id)).size !== targetFields.length) throw floeError('INVALID_PARAMETER', { name: 'COPY INTO', detail: 'a column is named twice' });
-    if (s.matchByColumnName !== undefined && s.matchByColumnName !== 'NONE' && format.type === 'CSV') {
-      throw floeError('UNSUPPORTED_STATEMENT', { what: 'MATCH_BY_COLUMN_NAME for CSV files (list the columns in file order instead: COPY INTO t (a, b, …))' });
+    if (s.matchByColumnName !== undefined && s.matchByColumnName !== 'NONE' && format.type === 'CSV' && !format.parseHeader) {
+      throw floeError('INVALID_PARAMETER', { name: 'MATCH_BY_COLUMN_NAME', detail: 'CSV files need FILE_FORMAT = (PARSE_HEADER = TRUE): the header line names the columns' });
     }
     // The load history: files loaded into this table before, by location, size and etag.
     const history = s.force || files.length === 0 ? new Set<string>() : await this.loadedBefore(ctx, loaded.metadata.tableUuid, files);
@@ -242,10 +242,26 @@ export class CopyRunner {
 
   /** The reader's columns and each target field's source. */
   private async columnPlan(lease: QueryLease, format: LoadFormat, path: string, key: string, fields: readonly NestedField[], s: CopyInto): Promise<ColumnPlan> {
-    if (format.type === 'CSV') {
+    const mode = s.matchByColumnName ?? (format.type === 'CSV' ? 'NONE' : 'CASE_INSENSITIVE');
+    const named = (name: string, f: NestedField) => (mode === 'CASE_SENSITIVE' ? name === f.name : name.toLowerCase() === f.name.toLowerCase());
+    if (format.type === 'CSV' && mode === 'NONE') {
       // Positional: the file's columns are the target columns in order, parsed as their types by the reader.
       const reader = fields.map((f) => ({ name: f.name, duckdbType: duckdbType(f.type) }));
       return { reader, sources: new Map(fields.map((f) => [f.id, quoteIdent(f.name)] as const)), checks: [] };
+    }
+    if (format.type === 'CSV') {
+      // By the header's names: the file's columns in file order, a matched one parsed as its target's type, others as text.
+      const header = await this.o.executor.execute({ fragments: [{ id: 0, sql: `DESCRIBE SELECT * FROM read_csv(${sqlString(path)}, delim = ${sqlString(format.delimiter)}, quote = ${sqlString(format.quote)}, escape = ${sqlString(format.escape)}, header = true, all_varchar = true, compression = ${sqlString(compressionOfFile(format, key).toLowerCase())})`, scans: [], inputs: [] }] }, { signal: lease.signal });
+      const names = header.rows.map((r) => String(r[0]));
+      const sources = new Map<number, string>();
+      const reader = names.map((name) => {
+        const f = fields.find((x) => named(name, x));
+        if (f === undefined || sources.has(f.id)) return { name, duckdbType: 'VARCHAR' };
+        sources.set(f.id, quoteIdent(name));
+        return { name, duckdbType: duckdbType(f.type) };
+      });
+      if (sources.size === 0) throw floeError('DATATYPE_MISMATCH', { detail: `no column of the file matches a target column by name (the header has ${names.join(', ')})` });
+      return { reader, sources, checks: [] };
     }
     // Parquet and JSON carry names: columns by name (case-insensitive unless CASE_SENSITIVE), or by position with NONE.
     const described = await this.o.executor.execute({ fragments: [{ id: 0, sql: `DESCRIBE SELECT * FROM ${format.type === 'PARQUET' ? readerSql(format, path, key, []) : `read_json(${sqlString(path)}, format = 'newline_delimited', compression = ${jsonCompression(format, key)})`}`, scans: [], inputs: [] }] }, { signal: lease.signal });
@@ -253,9 +269,8 @@ export class CopyRunner {
     const reader: ReaderColumn[] = format.type === 'JSON' ? fileColumns.map((c) => ({ name: c.name, duckdbType: c.type })) : [];
     const sources = new Map<number, string>();
     const checks: { bad: string; column: number; name: string }[] = [];
-    const mode = s.matchByColumnName ?? 'CASE_INSENSITIVE';
     fields.forEach((f, i) => {
-      const source = mode === 'NONE' ? fileColumns[i] : fileColumns.find((c) => (mode === 'CASE_SENSITIVE' ? c.name === f.name : c.name.toLowerCase() === f.name.toLowerCase()));
+      const source = mode === 'NONE' ? fileColumns[i] : fileColumns.find((c) => named(c.name, f));
       if (source === undefined) return;
       const col = quoteIdent(source.name);
       const type = duckdbType(f.type);

@@ -119,6 +119,11 @@ await onEachBackend(t, async (t, store) => {
     await put('cols/semi.txt', 'id;name;note\n3;"a;b";n\n');
     t.same(status(await rows("COPY INTO shop.c FROM @raw/cols/semi.txt FILE_FORMAT = (TYPE = CSV, FIELD_DELIMITER = ';', SKIP_HEADER = 1)")), [['@raw/cols/semi.txt', 'LOADED', 1, 1]]);
     t.same(await rows('SELECT name FROM shop.c WHERE id = 3'), [['a;b']]);
+    await put('named/h.csv', 'NOTE,extra,ID\nhello,zzz,9\nbye,,x\n');
+    t.match(await failure(sql('COPY INTO shop.c FROM @raw/named/ MATCH_BY_COLUMN_NAME = CASE_INSENSITIVE')), { code: 'INVALID_PARAMETER', message: /PARSE_HEADER/ });
+    const byName = await rows('COPY INTO shop.c FROM @raw/named/ FILE_FORMAT = (PARSE_HEADER = TRUE, SKIP_HEADER = 0) MATCH_BY_COLUMN_NAME = CASE_INSENSITIVE ON_ERROR = CONTINUE');
+    t.same(byName.map((r) => [r[0], r[1], r[2], r[3], r[6], r[7]]), [['@raw/named/h.csv', 'PARTIALLY_LOADED', 2, 1, 3, 3]], 'CSV by header names; a bad value reported at its file column');
+    t.same(await rows('SELECT id, name, note FROM shop.c WHERE id = 9'), [[9, null, 'hello']]);
     t.match(await failure(sql('COPY INTO shop.c FROM @raw FILE_FORMAT = (TYPE = XML)')), { code: 'INVALID_PARAMETER' });
     t.match(await failure(sql('COPY INTO shop.c FROM @raw FILE_FORMAT = (TYPE = PARQUET, FIELD_DELIMITER = \';\')')), { code: 'INVALID_PARAMETER', message: /FIELD_DELIMITER/ });
     t.match(await failure(sql("COPY INTO shop.c FROM 'file:///etc/'")), { sqlState: '42501' });
