@@ -54,6 +54,9 @@ export const ERRORS = {
   QUEUE_FULL: def<{ group: string; limit: number }>('53300', 429, (p) => `resource group ${p.group} queue is full (max_queued_queries = ${p.limit})`),
   RESULT_TOO_LARGE: def<{ limit: number; unit: string }>('54000', 413, (p) => `result exceeds the limit of ${p.limit} ${p.unit}; add a LIMIT or narrow the query`),
   COMMIT_CONFLICT: def<{ detail: string }>('40001', 409, (p) => `commit conflict: ${p.detail}`),
+  // A data file on object storage is not the file the table's metadata describes (docs/storage.md).
+  DATA_FILE_CHANGED: def<{ location: string; bytes: number; expected: number }>('XX001', 409, (p) =>
+    `${p.location} has ${p.bytes} bytes, the manifest says ${p.expected}: the file was replaced outside Iceberg; restore it or rewrite the table's metadata`),
   // Bulk loading (docs/loading.md). A COPY that fails under ON_ERROR = ABORT_STATEMENT commits nothing.
   LOAD_FILE_ERROR: def<{ file: string; line: number; column: number; reason: string }>('22P04', 400, (p) =>
     `bad row in ${p.file} at line ${p.line}, column ${p.column}: ${p.reason}; nothing was loaded (ON_ERROR = CONTINUE or SKIP_FILE loads the rest)`),

@@ -83,11 +83,18 @@ export function registerFileCacheMetrics(registry: Registry, stats: () => FileCa
   counter('floe_file_cache_misses_total', 'Object-store files a statement had to fetch', (s) => s.misses);
   counter('floe_file_cache_fetched_bytes_total', 'Bytes fetched from object storage into the cache or a query scratch folder', (s) => s.bytesFetched);
   counter('floe_file_cache_evictions_total', 'Cached files evicted to make room', (s) => s.evictions);
+  counter('floe_file_cache_stale_refetches_total', 'Cached files found rewritten in storage (another ETag) and fetched again', (s) => s.staleRefetches);
   counter('floe_file_cache_bypasses_total', 'Files fetched outside the cache because pinned files left no room', (s) => s.bypasses);
   new Gauge({
     name: 'floe_file_cache_resident_bytes', help: 'Bytes the cache holds on local disk (fetches in flight included)', registers: [registry],
     collect() {
       this.set(stats().residentBytes);
+    },
+  });
+  new Gauge({
+    name: 'floe_file_cache_peak_resident_bytes', help: 'The highest resident bytes since start (never above the budget)', registers: [registry],
+    collect() {
+      this.set(stats().peakResidentBytes);
     },
   });
   new Gauge({

@@ -17,6 +17,12 @@ export interface WriteOptions {
   readonly overwrite?: boolean;
 }
 
+/** An object's bytes and its version tag as the store names it (S3: the ETag). */
+export interface VersionedBytes {
+  readonly bytes: Buffer;
+  readonly version: string | undefined;
+}
+
 export interface FileIO {
   /** The whole object. `FileNotFoundError` if missing. */
   read(location: string): Promise<Buffer>;
@@ -39,6 +45,14 @@ export interface FileIO {
   deletePrefix(prefix: string): Promise<number>;
   /** Every object under `prefix`, recursively, sorted by location. */
   list(prefix: string): Promise<readonly FileInfo[]>;
+  /**
+   * The whole object and its version tag, read in one request. Stores that tag objects (S3 ETags)
+   * implement this and `version`; the read-through cache then notices an object rewritten in place
+   * even when its size did not change.
+   */
+  readVersioned?(location: string): Promise<VersionedBytes>;
+  /** The object's current version tag without its bytes (S3: HeadObject). `FileNotFoundError` if missing. */
+  version?(location: string): Promise<string | undefined>;
 }
 
 /** The object does not exist. */
@@ -148,6 +162,8 @@ export function remapLocations(io: FileIO, mappings: readonly LocationMapping[])
     delete: (l) => io.delete(map(l)),
     deletePrefix: (p) => io.deletePrefix(map(p)),
     list: async (p) => (await io.list(map(p))).map((f) => ({ ...f, location: unmapLocation(f.location, mappings) })),
+    ...(io.readVersioned !== undefined ? { readVersioned: (l: string) => rename(l, () => io.readVersioned!(map(l))) } : {}),
+    ...(io.version !== undefined ? { version: (l: string) => rename(l, () => io.version!(map(l))) } : {}),
   };
 }
 
@@ -170,6 +186,15 @@ export function routeBySchemes(routes: ReadonlyMap<string, FileIO>, fallback: Fi
     delete: (l) => pick(l).delete(l),
     deletePrefix: (p) => pick(p).deletePrefix(p),
     list: (p) => pick(p).list(p),
+    // Versions where the chosen store has them (a FileIO without them reads plain bytes).
+    readVersioned: async (l) => {
+      const io = pick(l);
+      return io.readVersioned !== undefined ? io.readVersioned(l) : { bytes: await io.read(l), version: undefined };
+    },
+    version: async (l) => {
+      const io = pick(l);
+      return io.version !== undefined ? io.version(l) : undefined;
+    },
   };
 }
 

@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { CompletedPart } from '@aws-sdk/client-s3';
 import { FileAlreadyExistsError, FileNotFoundError, StorageError, UnsupportedLocationError, schemeOf } from './file-io.js';
-import type { FileIO, FileInfo, StorageFailure, WriteOptions } from './file-io.js';
+import type { FileIO, FileInfo, StorageFailure, VersionedBytes, WriteOptions } from './file-io.js';
 
 /** The URI schemes this FileIO serves (Hadoop's `s3a`/`s3n` spellings are the same objects). */
 export const S3_SCHEMES: ReadonlySet<string> = new Set(['s3', 's3a', 's3n']);
@@ -180,6 +180,27 @@ export class S3FileIO implements FileIO {
     } catch (e) {
       if (isNotFound(e)) throw new FileNotFoundError(location);
       this.fail('read', location, e);
+    }
+  }
+
+  async readVersioned(location: string): Promise<VersionedBytes> {
+    const { bucket, key } = parseS3Location(location);
+    try {
+      const r = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return { bytes: Buffer.from(await (r.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray()), version: r.ETag };
+    } catch (e) {
+      if (isNotFound(e)) throw new FileNotFoundError(location);
+      this.fail('read', location, e);
+    }
+  }
+
+  async version(location: string): Promise<string | undefined> {
+    const { bucket, key } = parseS3Location(location);
+    try {
+      return (await this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ETag;
+    } catch (e) {
+      if (isNotFound(e)) throw new FileNotFoundError(location);
+      this.fail('version', location, e);
     }
   }
 

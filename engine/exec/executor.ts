@@ -90,6 +90,10 @@ export type FragmentScheduler = (run: (quantum: ExecutorQuantum) => Promise<Exec
 /** What a statement may do with a catalog's object storage (its FileIO, as the statement's principal). */
 export interface StatementStorage {
   read(location: string): Promise<Uint8Array>;
+  /** The bytes and the object's version tag (S3 ETag), where the store has them (the file cache's key). */
+  readVersioned?(location: string): Promise<{ readonly bytes: Uint8Array; readonly version: string | undefined }>;
+  /** The object's current version tag (S3 HeadObject), to check a cached copy against. */
+  version?(location: string): Promise<string | undefined>;
   /** Create-if-absent: a data file name is new on every write. */
   write(location: string, bytes: Uint8Array): Promise<void>;
   delete(location: string): Promise<void>;

@@ -106,3 +106,37 @@ t.test('two queries wanting the same file fetch it once', async (t) => {
   await a.release();
   await b.release();
 });
+
+t.test('with version tags, a file rewritten in place at its old size is fetched again; its holder keeps the old copy', async (t) => {
+  const s = store({ v: 200 });
+  let tag = 'etag-1';
+  const fetch = async (l: string) => ({ bytes: await s.fetch(l), version: tag });
+  const heads: string[] = [];
+  const current = async (l: string) => {
+    heads.push(l);
+    return tag;
+  };
+  const cache = new FileCache({ directory: path.join(root, 'c7'), maxBytes: 1000 });
+  const old = await cache.acquire([{ location: 'v', size: 200 }], fetch, current);
+  const again = await cache.acquire([{ location: 'v', size: 200 }], fetch, current);
+  t.equal(s.reads.get('v'), 1, 'same tag: a hit');
+  t.same(heads, ['v'], 'checked with one HEAD');
+  await again.release();
+  s.bytes.set('v', new Uint8Array(200).fill(9));
+  tag = 'etag-2';
+  const fresh = await cache.acquire([{ location: 'v', size: 200 }], fetch, current);
+  t.equal(s.reads.get('v'), 2, 'another tag: fetched again');
+  t.same([...readFileSync(fresh.paths.get('v')!)].slice(0, 3), [9, 9, 9], 'the new bytes');
+  t.not(fresh.paths.get('v'), old.paths.get('v'), 'in another file');
+  t.ok(existsSync(old.paths.get('v')!), 'the query still holding the old copy keeps reading it');
+  t.equal(cache.stats().residentBytes, 400, 'both copies count against the budget while both are on disk');
+  await old.release();
+  t.notOk(existsSync(old.paths.get('v')!), 'the stale copy goes with its last holder');
+  t.equal(cache.stats().residentBytes, 200, 'and its bytes leave the count');
+  await fresh.release();
+  const s3 = cache.stats();
+  t.equal(s3.staleRefetches, 1);
+  const last = await cache.acquire([{ location: 'v', size: 200 }], fetch, current);
+  t.equal(s.reads.get('v'), 2, 'the new copy is a hit');
+  await last.release();
+});

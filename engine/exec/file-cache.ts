@@ -3,7 +3,10 @@
  * only (no `httpfs`), so before a fragment runs, every object-store file it reads is fetched into a
  * local folder. Iceberg never rewrites a data file in place (a write makes a new name), so a cached
  * copy keyed by location and size stays valid; a file replaced behind Floe's back under the same
- * name with another size is a different key and is fetched again, never served stale.
+ * name with another size is a different key and is fetched again, never served stale. Where the
+ * store tags objects with a version (S3 ETags), the copy also remembers the tag it was fetched with
+ * and a hit is checked against the object's current tag (one HEAD, no bytes): a file rewritten in
+ * place, even at its old size, is fetched again.
  *
  * The budget (`maxBytes`) bounds the bytes the cache holds on disk at every moment, counting files
  * being fetched: room is made by evicting unpinned files, least recently used first. Files a running
@@ -18,9 +21,19 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
+import { floeError } from '../../grammar/errors.js';
 
-/** Where a file's bytes come from (a FileIO's `read`). */
-export type FetchFile = (location: string) => Promise<Uint8Array>;
+/** A fetched object's bytes and the version tag (S3 ETag) they had, when the store has tags. */
+export interface FetchedFile {
+  readonly bytes: Uint8Array;
+  readonly version: string | undefined;
+}
+
+/** Where a file's bytes come from (a FileIO's `read`, or `readVersioned` where the store tags objects). */
+export type FetchFile = (location: string) => Promise<Uint8Array | FetchedFile>;
+
+/** The object's current version tag without its bytes (S3 HeadObject), to check a cached copy against. */
+export type CurrentVersion = (location: string) => Promise<string | undefined>;
 
 export interface FileCacheOptions {
   /** Folder for cached files (created; its previous content is discarded at start). */
@@ -45,6 +58,8 @@ export interface FileCacheStats {
   readonly evictions: number;
   /** Files fetched outside the cache because pinned files left no room. */
   readonly bypasses: number;
+  /** Cached copies found replaced in storage (another version tag) and fetched again. */
+  readonly staleRefetches: number;
   readonly residentBytes: number;
   /** Highest `residentBytes` ever seen (the budget check in tests). */
   readonly peakResidentBytes: number;
@@ -67,6 +82,10 @@ interface Entry {
   readonly path: string;
   pins: number;
   lastUsed: number;
+  /** The version tag the copy was fetched with (undefined: the store has none). */
+  version: string | undefined;
+  /** Replaced in storage: out of the index, its file goes when the last lease lets go. */
+  stale: boolean;
   /** Settles when the file is on disk (rejects when the fetch failed; the entry is then gone). */
   ready: Promise<void>;
 }
@@ -83,6 +102,7 @@ export class FileCache {
   #fetched = 0;
   #evictions = 0;
   #bypasses = 0;
+  #staleRefetches = 0;
   readonly #dir: string;
   readonly #scratch: string;
   readonly #max: number;
@@ -100,13 +120,17 @@ export class FileCache {
 
   stats(): FileCacheStats {
     return {
-      hits: this.#hits, misses: this.#misses, bytesFetched: this.#fetched, evictions: this.#evictions, bypasses: this.#bypasses,
+      hits: this.#hits, misses: this.#misses, bytesFetched: this.#fetched, evictions: this.#evictions, bypasses: this.#bypasses, staleRefetches: this.#staleRefetches,
       residentBytes: this.#resident, peakResidentBytes: this.#peak, maxBytes: this.#max,
     };
   }
 
-  /** Fetches (or finds) every file and pins it until `release`. Rejects if a fetch fails (nothing stays pinned). */
-  async acquire(files: readonly WantedFile[], fetch: FetchFile): Promise<FileLease> {
+  /**
+   * Fetches (or finds) every file and pins it until `release`. With `currentVersion`, a cached copy
+   * fetched with a version tag is served only while the object still has that tag. Rejects if a
+   * fetch fails (nothing stays pinned).
+   */
+  async acquire(files: readonly WantedFile[], fetch: FetchFile, currentVersion?: CurrentVersion): Promise<FileLease> {
     const unique = new Map<string, WantedFile>();
     for (const f of files) unique.set(keyOf(f), f);
     const pinned: Entry[] = [];
@@ -115,41 +139,60 @@ export class FileCache {
     let fetchedHere = 0;
     let scratch: Promise<string> | undefined;
     const release = async (): Promise<void> => {
-      for (const e of pinned.splice(0)) {
-        e.pins--;
-        e.lastUsed = ++this.#tick;
-      }
+      for (const e of pinned.splice(0)) this.#unpin(e);
       this.#wake();
       if (scratch !== undefined) await rm(await scratch, { recursive: true, force: true });
       bypassed.length = 0;
+    };
+    /** A cached copy this lease may serve: still the object's version (or the store has no versions). */
+    const current = async (e: Entry): Promise<boolean> => {
+      if (currentVersion === undefined || e.version === undefined || e.stale) return !e.stale;
+      const now = await this.#withSlot(() => currentVersion(e.location));
+      if (now === e.version) return true;
+      // Rewritten in place behind Iceberg's back: never served again; readers holding it finish first.
+      if (!e.stale) {
+        e.stale = true;
+        this.#staleRefetches++;
+        if (this.#entries.get(e.key) === e) this.#entries.delete(e.key);
+      }
+      return false;
     };
     try {
       // Smallest first: they finish soonest, and a query's small files are often all it needs first.
       const ordered = [...unique.values()].sort((a, b) => a.size - b.size);
       await Promise.all(ordered.map(async (f) => {
         const key = keyOf(f);
-        let entry = this.#entries.get(key);
-        if (entry !== undefined) {
-          entry.pins++;
-          pinned.push(entry);
-          this.#hits++;
-          await entry.ready;
-          paths.set(f.location, entry.path);
-          return;
+        // A copy found stale leaves the index; look again (another lease may have fetched it anew).
+        for (let found = this.#entries.get(key); found !== undefined; found = this.#entries.get(key)) {
+          found.pins++;
+          pinned.push(found);
+          await found.ready;
+          if (await current(found)) {
+            this.#hits++;
+            paths.set(f.location, found.path);
+            return;
+          }
+          pinned.splice(pinned.indexOf(found), 1);
+          this.#unpin(found);
         }
         this.#misses++;
         if (this.#makeRoom(f.size)) {
-          entry = { key, location: f.location, size: f.size, path: path.join(this.#dir, key), pins: 1, lastUsed: ++this.#tick, ready: Promise.resolve() };
-          const e = entry;
+          // A fresh file name per copy: a stale copy may still be open by the queries pinning it.
+          const e: Entry = {
+            key, location: f.location, size: f.size, path: path.join(this.#dir, `${++this.#tick}-${key}`), pins: 1, lastUsed: this.#tick,
+            version: undefined, stale: false, ready: Promise.resolve(),
+          };
           this.#entries.set(key, e);
           this.#resident += f.size;
           this.#peak = Math.max(this.#peak, this.#resident);
           pinned.push(e);
-          e.ready = this.#fetchTo(f, e.path, fetch).then((n) => {
-            fetchedHere += n;
+          e.ready = this.#fetchTo(f, e.path, fetch).then((got) => {
+            fetchedHere += got.bytes;
+            e.version = got.version;
           }, (err: unknown) => {
-            this.#entries.delete(key);
-            this.#resident -= f.size;
+            // Out of the index; its reserved bytes are freed when the leases waiting on it let go.
+            if (this.#entries.get(key) === e) this.#entries.delete(key);
+            e.stale = true;
             throw err;
           });
           await e.ready;
@@ -161,7 +204,7 @@ export class FileCache {
         // One folder per lease, made once even when several files bypass at the same time.
         scratch ??= mkdtemp(path.join(this.#scratch, 'q-'));
         const target = path.join(await scratch, key);
-        fetchedHere += await this.#fetchTo(f, target, fetch);
+        fetchedHere += (await this.#fetchTo(f, target, fetch)).bytes;
         bypassed.push(target);
         paths.set(f.location, target);
       }));
@@ -170,6 +213,16 @@ export class FileCache {
       throw e;
     }
     return { paths, bytesFetched: fetchedHere, release };
+  }
+
+  /** One lease lets go of `e`; the last one out of a stale copy removes it and frees its bytes. */
+  #unpin(e: Entry): void {
+    e.pins--;
+    e.lastUsed = ++this.#tick;
+    if (e.stale && e.pins === 0) {
+      this.#resident -= e.size;
+      rmSync(e.path, { force: true });
+    }
   }
 
   /** Evicts unpinned files until `size` more bytes fit; false when pinned files leave no room. */
@@ -195,19 +248,28 @@ export class FileCache {
     return true;
   }
 
-  async #fetchTo(f: WantedFile, target: string, fetch: FetchFile): Promise<number> {
-    await this.#slot();
-    try {
-      const bytes = await fetch(f.location);
+  async #fetchTo(f: WantedFile, target: string, fetch: FetchFile): Promise<{ bytes: number; version: string | undefined }> {
+    // The write stays inside the slot: at most `concurrency` fetched files are in memory at once.
+    return this.#withSlot(async () => {
+      const got = await fetch(f.location);
+      const { bytes, version } = got instanceof Uint8Array ? { bytes: got, version: undefined } : got;
       if (bytes.byteLength !== f.size) {
-        throw new Error(`${f.location} has ${bytes.byteLength} bytes, the manifest says ${f.size}: the file was replaced outside Iceberg`);
+        throw floeError('DATA_FILE_CHANGED', { location: f.location, bytes: bytes.byteLength, expected: f.size });
       }
       // Written under a temporary name and renamed: a reader never sees half a file.
       const tmp = `${target}.${process.pid}.${++this.#tick}.part`;
       await writeFile(tmp, bytes);
       await rename(tmp, target);
       this.#fetched += bytes.byteLength;
-      return bytes.byteLength;
+      return { bytes: bytes.byteLength, version };
+    });
+  }
+
+  /** Runs one storage request within the `concurrency` bound. */
+  async #withSlot<T>(request: () => Promise<T>): Promise<T> {
+    await this.#slot();
+    try {
+      return await request();
     } finally {
       this.#active--;
       this.#wake();

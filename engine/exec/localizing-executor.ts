@@ -56,8 +56,9 @@ async function localize(cache: FileCache, scans: readonly TableScanInput[], stor
         throw floeError('UNSUPPORTED_STATEMENT', { what: `reading ${scan.tableName}: its files are on object storage and this statement has no way to reach it` });
       }
       const io = await storage(scan.catalog);
-      const fetch: FetchFile = (l) => io.read(l);
-      const lease = await cache.acquire(wanted, fetch);
+      // With version tags (S3 ETags) the cache also notices a file rewritten in place at its old size.
+      const fetch: FetchFile = io.readVersioned !== undefined ? (l) => io.readVersioned!(l) : (l) => io.read(l);
+      const lease = await cache.acquire(wanted, fetch, io.version !== undefined ? (l) => io.version!(l) : undefined);
       leases.push(lease);
       remoteBytes += scan.estimatedBytes;
       replaced.set(scan, { ...scan, localFiles: new Map([...(scan.localFiles ?? []), ...lease.paths]) });

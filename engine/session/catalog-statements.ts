@@ -352,6 +352,10 @@ export function statementStorage(catalog: CatalogService, ctx: StatementContext)
   const cc = catalogContextOf(ctx);
   return async (name) => {
     const io = await catalog.fileIOFor(cc, name);
-    return { read: (l) => io.read(l), write: (l, bytes) => io.write(l, bytes), delete: (l) => io.delete(l) };
+    return {
+      read: (l) => io.read(l), write: (l, bytes) => io.write(l, bytes), delete: (l) => io.delete(l),
+      ...(io.readVersioned !== undefined ? { readVersioned: (l: string) => io.readVersioned!(l) } : {}),
+      ...(io.version !== undefined ? { version: (l: string) => io.version!(l) } : {}),
+    };
   };
 }
