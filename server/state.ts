@@ -53,6 +53,8 @@ export interface FloeState {
   readonly failuresByClient: FailureLimiter;
   readonly failuresByAddress: FailureLimiter;
   readonly metrics: FloeMetrics;
+  /** The read-through cache of object-store files (stats; `evictAll` for cold-cache measurements). */
+  readonly fileCache: FileCache;
   /** SQL → IR, with the statement cache shared by every session of this server. */
   readonly parser: Parser;
   readonly history: QueryHistory;
@@ -209,7 +211,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
       failuresByAddress: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_address }, clock),
-      metrics,
+      metrics, fileCache,
       async close() {
         if (timer) clearInterval(timer);
         await history.close();

@@ -286,6 +286,17 @@ export class FileCache {
     if (next !== undefined) next();
   }
 
+  /** Evicts every copy no running statement holds (an empty cache, for cold-cache measurements). */
+  evictAll(): void {
+    for (const e of [...this.#entries.values()]) {
+      if (e.pins !== 0) continue;
+      this.#entries.delete(e.key);
+      this.#resident -= e.size;
+      this.#evictions++;
+      rmSync(e.path, { force: true });
+    }
+  }
+
   /** Removes every cached file (server shutdown). */
   close(): void {
     rmSync(path.dirname(this.#dir), { recursive: true, force: true });
