@@ -325,13 +325,18 @@ async function interactive(runOne: (sql: string, signal?: AbortSignal) => Promis
       return;
     }
     buffer = '';
+    lines = 0;
     process.stdout.write('^C\n');
     rl.setPrompt('floe> ');
     rl.prompt();
   });
   rl.prompt();
+  let lines = 0;
+  // readline keeps lines; the history should recall whole statements (newest first).
+  const history = (rl as unknown as { history?: string[] }).history;
   for await (const line of rl) {
     buffer += (buffer === '' ? '' : '\n') + line;
+    lines++;
     const statements = splitStatements(buffer);
     if (buffer.trim() === '' || !/;\s*$/.test(buffer)) {
       if (/^\s*(quit|exit)\s*$/i.test(buffer)) break;
@@ -339,7 +344,9 @@ async function interactive(runOne: (sql: string, signal?: AbortSignal) => Promis
       rl.prompt();
       continue;
     }
+    if (history !== undefined && lines > 1) history.splice(0, Math.min(lines, history.length), buffer.replace(/\s*\n\s*/g, ' '));
     buffer = '';
+    lines = 0;
     for (const statement of statements) {
       running = new AbortController();
       try {
