@@ -48,24 +48,26 @@ async function localize(cache: FileCache, scans: readonly TableScanInput[], stor
   const release = async (): Promise<void> => {
     await Promise.all(leases.splice(0).map((l) => l.release()));
   };
-  try {
-    for (const scan of scans) {
-      const wanted = remoteFiles(scan);
-      if (wanted.length === 0) continue;
-      if (storage === undefined || scan.catalog === undefined) {
-        throw floeError('UNSUPPORTED_STATEMENT', { what: `reading ${scan.tableName}: its files are on object storage and this statement has no way to reach it` });
-      }
-      const io = await storage(scan.catalog);
-      // With version tags (S3 ETags) the cache also notices a file rewritten in place at its old size.
-      const fetch: FetchFile = io.readVersioned !== undefined ? (l) => io.readVersioned!(l) : (l) => io.read(l);
-      const lease = await cache.acquire(wanted, fetch, io.version !== undefined ? (l) => io.version!(l) : undefined);
-      leases.push(lease);
-      remoteBytes += scan.estimatedBytes;
-      replaced.set(scan, { ...scan, localFiles: new Map([...(scan.localFiles ?? []), ...lease.paths]) });
+  // Every scan's files at once: a statement over several tables waits for one round of fetches
+  // (or of ETag checks, when all are cached), not one per table.
+  const settled = await Promise.allSettled(scans.map(async (scan) => {
+    const wanted = remoteFiles(scan);
+    if (wanted.length === 0) return;
+    if (storage === undefined || scan.catalog === undefined) {
+      throw floeError('UNSUPPORTED_STATEMENT', { what: `reading ${scan.tableName}: its files are on object storage and this statement has no way to reach it` });
     }
-  } catch (e) {
+    const io = await storage(scan.catalog);
+    // With version tags (S3 ETags) the cache also notices a file rewritten in place at its old size.
+    const fetch: FetchFile = io.readVersioned !== undefined ? (l) => io.readVersioned!(l) : (l) => io.read(l);
+    const lease = await cache.acquire(wanted, fetch, io.version !== undefined ? (l) => io.version!(l) : undefined);
+    leases.push(lease);
+    remoteBytes += scan.estimatedBytes;
+    replaced.set(scan, { ...scan, localFiles: new Map([...(scan.localFiles ?? []), ...lease.paths]) });
+  }));
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed !== undefined) {
     await release();
-    throw e;
+    throw failed.reason;
   }
   return { scans: replaced, remoteBytes, fetched: leases.reduce((n, l) => n + l.bytesFetched, 0), release };
 }
