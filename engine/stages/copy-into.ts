@@ -16,6 +16,8 @@
  * of `file://` warehouses.
  */
 import { createGunzip } from 'node:zlib';
+import { mkdir, open, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { floeError, isFloeError, type FloeError } from '../../grammar/errors.js';
 import type { CopyInto } from '../../grammar/ir.js';
 import type { MetaStore } from '../../catalog/store/meta-store.js';
@@ -136,7 +138,6 @@ export class CopyRunner {
     }
     const ref = parseStageRef(s.source.path);
     const stage = await this.o.stages.resolve(cc, ctx.session.catalog, ref);
-    if (!isLocal(stage.files.root)) throw floeError('UNSUPPORTED_STATEMENT', { what: 'COPY INTO from a stage on object storage (not yet: stages on file:// warehouses only)' });
     const files = await this.pickFiles(stage, ref.path, s);
     const format = resolveLoadFormat(stage.fileFormat, s.fileFormat ?? [], files.length > 0 ? formatTypeOfName(files[0]!.key) : 'CSV');
     const schema = currentSchema(loaded.metadata);
@@ -157,8 +158,50 @@ export class CopyRunner {
       return answer(skipped.map((f) => skippedOutcome(stage, f)));
     }
     return this.o.queries.withLease(ctx, s, { features: { joins: 0, scans: toLoad.length, windowFunctions: 0, aggregates: 0 }, estimatedRows: 0 }, async (lease) => {
+      // Files on object storage are fetched into the executor's staging folder, which the workers may read.
+      const local = await this.localize(ctx, stage, toLoad);
+      try {
+        return await this.load(ctx, lease, s, target, loaded, stage, format, targetFields, toLoad, skipped, local.paths);
+      } finally {
+        await local.release();
+      }
+    });
+  }
+
+  /** A local path for every file: the file itself on `file://` stages, a fetched copy otherwise. */
+  private async localize(ctx: StatementContext, stage: ResolvedStage, files: readonly StagedFile[]): Promise<{ paths: Map<string, string>; release: () => Promise<void> }> {
+    const paths = new Map<string, string>();
+    if (isLocal(stage.files.root)) {
+      for (const f of files) paths.set(f.location, resolveLocalPath(f.location));
+      return { paths, release: async () => undefined };
+    }
+    const folder = join(this.o.executor.stagingDirectory, `copy-${ctx.queryId}`);
+    await mkdir(folder, { recursive: true });
+    let n = 0;
+    for (const f of files) {
+      if (f.size > this.o.maxFileBytes || f.size === 0) continue; // refused by the checks without being fetched
+      const target = join(folder, `${n++}-${basename(f.key)}`);
+      const out = await open(target, 'w');
+      try {
+        for (let offset = 0; offset < f.size; offset += GZIP_CHECK_CHUNK_BYTES) {
+          await out.write(await stage.files.io.readRange(f.location, offset, Math.min(GZIP_CHECK_CHUNK_BYTES, f.size - offset)));
+        }
+      } finally {
+        await out.close();
+      }
+      paths.set(f.location, target);
+    }
+    return { paths, release: () => rm(folder, { recursive: true, force: true }) };
+  }
+
+  private async load(
+    ctx: StatementContext, lease: QueryLease, s: CopyInto, target: { catalog: string; ident: { namespace: readonly string[]; name: string }; display: string },
+    loaded: LoadedTable, stage: ResolvedStage, format: LoadFormat, targetFields: readonly NestedField[], toLoad: readonly StagedFile[], skipped: readonly StagedFile[],
+    localPaths: ReadonlyMap<string, string>,
+  ): Promise<RowSet> {
+    {
       const checks: FileCheck[] = [];
-      for (const f of toLoad) checks.push(await this.checkFile(ctx, lease, stage, f, format, targetFields, s));
+      for (const f of toLoad) checks.push(await this.checkFile(ctx, lease, stage, f, localPaths.get(f.location) ?? '', format, targetFields, s));
       if (s.validationMode === 'RETURN_ERRORS') return validationAnswer(checks);
       const onError = s.onError ?? 'ABORT_STATEMENT';
       if (onError === 'ABORT_STATEMENT') {
@@ -166,7 +209,7 @@ export class CopyRunner {
         if (bad !== undefined) throw bad.fileError ?? floeError('LOAD_FILE_ERROR', { file: bad.display, line: bad.errors[0]!.line, column: bad.errors[0]!.column, reason: bad.errors[0]!.reason });
       }
       const loadable = checks.filter((c) => c.fileError === undefined && (onError === 'CONTINUE' || c.errors.length === 0) && c.goodRows > 0);
-      const rowsLoaded = await this.write(ctx, lease, target, loaded, stage, format, targetFields, s, loadable);
+      const rowsLoaded = await this.write(ctx, lease, target, loaded, localPaths, format, targetFields, s, loadable);
       const outcomes = checks.map((c): FileOutcome => {
         const first = c.fileError !== undefined ? { line: 0, column: 0, reason: c.fileError.message } : c.errors[0];
         const failed = c.fileError !== undefined || (onError === 'SKIP_FILE' && c.errors.length > 0);
@@ -182,7 +225,7 @@ export class CopyRunner {
       await this.recordHistory(ctx, loaded.metadata.tableUuid, target.display, done, outcomes.filter((o) => o.status === 'LOADED' || o.status === 'PARTIALLY_LOADED'), rowsLoaded.snapshotId);
       if (s.purge) for (const c of done) await stage.files.remove(c.file.key).catch(() => undefined);
       return { ...answer([...outcomes, ...skipped.map((f) => skippedOutcome(stage, f))]), bytesScanned: checks.reduce((n, c) => n + c.file.size, 0), fragments: 1 };
-    });
+    }
   }
 
   /** The files a COPY names: FILES (each must exist), else every file under the path, PATTERN applied. */
@@ -213,7 +256,7 @@ export class CopyRunner {
 
   /** Everything that can be known about a file before writing: whether it loads, and its bad rows. */
   private async checkFile(
-    ctx: StatementContext, lease: QueryLease, stage: ResolvedStage, file: StagedFile, format: LoadFormat, fields: readonly NestedField[], s: CopyInto,
+    ctx: StatementContext, lease: QueryLease, stage: ResolvedStage, file: StagedFile, path: string, format: LoadFormat, fields: readonly NestedField[], s: CopyInto,
   ): Promise<FileCheck> {
     const display = stageDisplay(stage, file.key);
     const none = { file, display, goodRows: 0, badRows: 0, errorsSeen: 0, errors: [] };
@@ -224,7 +267,6 @@ export class CopyRunner {
       // DuckDB reads a truncated gzip stream as a shorter file without a word: checked here first.
       if (problem !== undefined) return { ...none, fileError: floeError('LOAD_FILE_UNREADABLE', { file: display, reason: problem }) };
     }
-    const path = resolveLocalPath(file.location);
     try {
       const plan = await this.columnPlan(lease, format, path, file.key, fields, s);
       const r = await this.o.executor.execute({ fragments: [{ id: 0, sql: checkSql(format, path, file.key, plan), scans: [], inputs: [] }] }, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, storage: statementStorage(this.o.catalog, ctx) });
@@ -287,13 +329,13 @@ export class CopyRunner {
   /** Writes the good rows of `files` and commits one append; returns the rows written and the snapshot. */
   private async write(
     ctx: StatementContext, lease: QueryLease, target: { catalog: string; ident: { namespace: readonly string[]; name: string }; display: string },
-    loaded: LoadedTable, stage: ResolvedStage, format: LoadFormat, fields: readonly NestedField[], s: CopyInto, files: readonly FileCheck[],
+    loaded: LoadedTable, localPaths: ReadonlyMap<string, string>, format: LoadFormat, fields: readonly NestedField[], s: CopyInto, files: readonly FileCheck[],
   ): Promise<{ rows: number; snapshotId: bigint | null }> {
     if (files.length === 0) return { rows: 0, snapshotId: null };
     const schema = currentSchema(loaded.metadata);
     const selects: string[] = [];
     for (const c of files) {
-      const path = resolveLocalPath(c.file.location);
+      const path = localPaths.get(c.file.location)!;
       const plan = await this.columnPlan(lease, format, path, c.file.key, fields, s);
       const exprs = schema.fields.map((f) => `${columnValue(plan.sources.get(f.id) ?? writeDefaultSql(f), f)} AS ${quoteIdent(f.name)}`);
       const skipBad = c.errors.length > 0;
@@ -313,7 +355,6 @@ export class CopyRunner {
     const io = await this.o.catalog.fileIOFor(cc, target.catalog);
     const staged = await stageAppend(io, loaded.metadata, dataFiles);
     const snapshotId = await this.commit(cc, io, target, loaded.metadata, staged);
-    void stage;
     return { rows, snapshotId };
   }
 
