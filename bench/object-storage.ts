@@ -10,6 +10,7 @@
  * - Local: each query once to warm up, then `--runs` runs; the median. Warm cache: the same on RGW
  *   once every file is cached. Cold cache: before each run the cache is emptied (`evictAll`), so every
  *   file is fetched again. Totals are sums of medians.
+ *   Beside it (informational), the warm run with `storage.cache.verify_etags` off: no HEAD per file.
  * - CTAS: `CREATE TABLE … AS SELECT * FROM default.tpch.lineitem` into the RGW catalog and into a
  *   local schema, alternating, `--runs` each; the medians.
  * - Fetch throughput: the cache emptied, one query per table at once (every data file fetched), bytes
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
     }
 
     const run = (catalog: string, q: string) => f.sql(readFileSync(join(TPCH_DIR, 'queries', `${q}.sql`), 'utf8'), { catalog, schema: 'tpch' });
-    const queries: Record<string, { local_ms: number; warm_ms: number; cold_ms: number; rows: number }> = {};
+    const queries: Record<string, { local_ms: number; warm_ms: number; warm_no_etag_check_ms: number; cold_ms: number; rows: number }> = {};
     for (const q of QUERIES) {
       const local = await run('default', q);
       const remote = await run('lake', q);
@@ -109,13 +110,17 @@ async function main(): Promise<void> {
       const l: number[] = [];
       const w: number[] = [];
       const c: number[] = [];
+      const u: number[] = [];
       for (let i = 0; i < RUNS; i++) {
         l.push(await timed(() => run('default', q)));
         w.push(await timed(() => run('lake', q)));
+        cache.verifyVersions = false;
+        u.push(await timed(() => run('lake', q)));
+        cache.verifyVersions = true;
         cache.evictAll();
         c.push(await timed(() => run('lake', q)));
       }
-      queries[q] = { local_ms: round(median(l)), warm_ms: round(median(w)), cold_ms: round(median(c)), rows: local.rowCount };
+      queries[q] = { local_ms: round(median(l)), warm_ms: round(median(w)), warm_no_etag_check_ms: round(median(u)), cold_ms: round(median(c)), rows: local.rowCount };
       log(`${q}: ${local.rowCount} rows, local ${round(median(l), 1)} ms, warm ${round(median(w), 1)} ms, cold ${round(median(c), 1)} ms`);
     }
 
@@ -155,6 +160,7 @@ async function main(): Promise<void> {
     const stats = cache.stats();
     const localTotal = sum(Object.values(queries).map((q) => q.local_ms));
     const warmTotal = sum(Object.values(queries).map((q) => q.warm_ms));
+    const warmNoCheckTotal = sum(Object.values(queries).map((q) => q.warm_no_etag_check_ms));
     const coldTotal = sum(Object.values(queries).map((q) => q.cold_ms));
     const ctasRatio = median(ctasRgw) / median(ctasLocal);
     const peak = Math.max(peakSeen, stats.peakResidentBytes);
@@ -164,7 +170,9 @@ async function main(): Promise<void> {
       runs: RUNS,
       store: 'Ceph RGW 16.2, one node, memstore OSD, same machine',
       cache_budget_bytes: BUDGET,
-      local_total_ms: round(localTotal), warm_total_ms: round(warmTotal), cold_total_ms: round(coldTotal),
+      local_total_ms: round(localTotal), warm_total_ms: round(warmTotal),
+      // Informational: warm with storage.cache.verify_etags off (no HEAD per cached file).
+      warm_no_etag_check_total_ms: round(warmNoCheckTotal), warm_no_etag_check_ratio: round(warmNoCheckTotal / localTotal, 3), cold_total_ms: round(coldTotal),
       warm_ratio: round(warmTotal / localTotal, 3), cold_ratio: round(coldTotal / localTotal, 3),
       lineitem_ctas_local_ms: round(median(ctasLocal)), lineitem_ctas_rgw_ms: round(median(ctasRgw)), lineitem_ctas_ratio: round(ctasRatio, 3),
       lineitem_ctas_local_runs_ms: ctasLocal.map((x) => round(x)), lineitem_ctas_rgw_runs_ms: ctasRgw.map((x) => round(x)),

@@ -101,6 +101,12 @@ export interface FloeConfig {
       readonly directory: string | null;
       /** Most object fetches in flight. */
       readonly concurrency: number;
+      /**
+       * Check a cached copy's ETag against the object (one HEAD per file per statement) before
+       * serving it, so a file rewritten in place is never served stale. Off trusts Iceberg's
+       * never-rewrite rule and the manifest's size alone (a little faster on a warm cache).
+       */
+      readonly verify_etags: boolean;
     };
   };
   /** Bulk loading: stages, uploads and COPY INTO (docs/loading.md). */
@@ -148,7 +154,7 @@ export const DEFAULT_CONFIG: FloeConfig = {
   workload: DEFAULT_WORKLOAD_SPEC,
   principals: DEFAULT_PRINCIPALS_CONFIG,
   webhooks: DEFAULT_WEBHOOKS_CONFIG,
-  storage: { cache: { max_bytes: 4 * 1024 ** 3, directory: null, concurrency: 16 } },
+  storage: { cache: { max_bytes: 4 * 1024 ** 3, directory: null, concurrency: 16, verify_etags: true } },
   loading: { max_file_bytes: 5 * 1024 ** 3, max_upload_bytes: 5 * 1024 ** 3, max_multipart_bytes: 50 * 1024 ** 3, presign_ttl_seconds: 900, presign_max_ttl_seconds: 7 * 24 * 3600 },
 };
 
@@ -230,6 +236,7 @@ export const CONFIG_SCHEMA = {
             max_bytes: { type: 'integer', minimum: 0 },
             directory: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }] },
             concurrency: { type: 'integer', minimum: 1, maximum: 1024 },
+            verify_etags: { type: 'boolean' },
           },
         },
       },

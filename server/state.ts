@@ -156,7 +156,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     ]);
     // Data files on object storage are read through the local read-through cache (docs/storage.md).
     const fileCache = new FileCache({
-      directory: cacheDirectory, maxBytes: config.storage.cache.max_bytes, concurrency: config.storage.cache.concurrency,
+      directory: cacheDirectory, maxBytes: config.storage.cache.max_bytes, concurrency: config.storage.cache.concurrency, verifyVersions: config.storage.cache.verify_etags,
     });
     const poolExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), writePlan: (p, r, o) => executorOf().writePlan(p, r, o), get stagingDirectory() { return executorOf().stagingDirectory; }, get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
     const queryRunnerExecutor = localizingExecutor(poolExecutor, fileCache);
