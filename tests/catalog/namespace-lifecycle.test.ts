@@ -23,7 +23,8 @@ t.test('config, catalogs and namespaces', async (t) => {
     for (const e of ['GET /v1/{prefix}/namespaces', 'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}', 'POST /v1/{prefix}/transactions/commit', 'HEAD /v1/{prefix}/namespaces/{namespace}', 'POST /v1/{prefix}/views/rename']) {
       t.ok(config.endpoints.includes(e), `advertises ${e}`);
     }
-    t.notOk(config.endpoints.some((e: string) => e.includes('/credentials') || e.includes('/sign')), 'does not advertise routes it does not serve');
+    // Table credentials are served (docs/vending.md); config-prefix-and-endpoints.test.ts checks the list is exactly what is served.
+    t.ok(config.endpoints.includes('GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials'), 'advertises the credentials endpoint it serves');
     const unknown = await server.app.inject({ method: 'GET', url: '/v1/config?warehouse=nope' });
     t.equal(unknown.statusCode, 404);
     t.equal(unknown.json().error.type, 'NoSuchWarehouseException');
