@@ -27,6 +27,7 @@ import { createExecutor } from '../engine/exec/index.js';
 import { isFloeError } from '../grammar/errors.js';
 import { importDirectory, importFile, withImportExecutor } from '../engine/session/import.js';
 import { CatalogError } from '../catalog/rest/errors.js';
+import { findOrphans } from '../catalog/rest/orphans.js';
 import { parseJson } from '../catalog/iceberg/json.js';
 import { parseStorageProfile } from '../catalog/rest/wire.js';
 import { warehouseLocationOf } from '../storage-creds/storage-profile.js';
@@ -41,6 +42,7 @@ const USAGE = `usage:
   floe admin revoke-client <client-id>
   floe admin rotate-signing-key
   floe admin create-catalog <name> [--tenant T] [--warehouse LOCATION] [--storage-profile FILE.json]
+  floe admin orphans <catalog> [--tenant T] [--older-than-minutes N]   (lists files no snapshot refers to; deletes nothing)
   floe admin import --table [catalog.]schema.table [--tenant T] <file.parquet|.csv|.tbl>
   floe admin webhooks replay [--tenant T] [--delivery ID] [--event ID]
   floe admin scim-token create|rotate|revoke|show --tenant T
@@ -352,6 +354,36 @@ async function admin(argv: string[]): Promise<void> {
           throw e instanceof CatalogError ? new RefusedError(e.message) : e;
         });
         console.log(`Catalog ${created.name} created in tenant ${tenant}: ${created.warehouseLocation}${created.storageProfile !== null ? ' (storage profile checked)' : ''}.`);
+      } finally {
+        await state.close();
+      }
+      return;
+    }
+    case 'orphans': {
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { ...COMMON_OPTIONS, tenant: { type: 'string' }, 'older-than-minutes': { type: 'string' } } });
+      const name = positionals[0];
+      if (!name || positionals.length > 1) throw new UsageError('orphans takes one catalog name');
+      const minutes = values['older-than-minutes'] === undefined ? undefined : Number(values['older-than-minutes']);
+      if (minutes !== undefined && !(Number.isFinite(minutes) && minutes >= 0)) throw new UsageError('--older-than-minutes must be a number of minutes, 0 or more');
+      const tenant = values.tenant ?? 'default';
+      const config = configFrom(values);
+      if (config.store.database_url === null) {
+        const other = runningServerPid(config);
+        if (other) throw new UsageError(`the embedded store in ${resolve(config.data_dir)} is in use by a running server (pid ${other}); stop it first, or run Floe on PostgreSQL`);
+      }
+      const state = await openState({ ...config, principals: { ...config.principals, background_jobs: false } }, { keyReloadIntervalMs: 0 });
+      try {
+        const admin = await findPrincipalByName(state.store, tenant, 'admin');
+        if (!admin || !admin.roles.includes('tenant_admin')) throw new UsageError(`tenant ${tenant} has no administrator "admin"`);
+        const report = await findOrphans(state.catalog, { tenantId: tenant, principalId: admin.id, roles: admin.roles }, name, {
+          ...(minutes !== undefined ? { olderThanMs: Date.now() - minutes * 60_000 } : {}),
+        }).catch((e: unknown) => {
+          throw e instanceof CatalogError ? new RefusedError(e.message) : e;
+        });
+        // One line per file (location, bytes, last modified, table): easy to cut and feed to a delete.
+        for (const o of report.orphans) console.log(`${o.location}\t${o.size}\t${new Date(o.lastModifiedMs).toISOString()}\t${o.table}`);
+        const bytes = report.orphans.reduce((n, o) => n + o.size, 0);
+        console.error(`${report.orphans.length} orphan files (${bytes} bytes) among ${report.filesListed} files under ${report.tables} tables of catalog ${name}; nothing was deleted.`);
       } finally {
         await state.close();
       }

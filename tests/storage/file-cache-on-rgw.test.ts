@@ -6,7 +6,8 @@
  * Floe's back is refetched, never served stale.
  */
 import t from 'tap';
-import { CopyObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { findOrphans } from '../../catalog/rest/orphans.js';
 import { Floe } from '../../index.js';
 import { openStore } from '../../catalog/store/open-store.js';
 import type { MetaStore } from '../../catalog/store/meta-store.js';
@@ -156,5 +157,15 @@ await onRgw(t, 'file cache on RGW', async (t, rgw) => {
     t.same((await writer.sql('SELECT id FROM lake.c.one')).rows, [[2]], 'the bytes now in storage, not the cached ones');
     const after = Number(parseExposition(await writer.state.metrics.registry.metrics()).samples.find((s) => s.name === 'floe_file_cache_stale_refetches_total')?.value);
     t.equal(after, before + 1, 'floe_file_cache_stale_refetches_total counts it');
+  });
+
+  await t.test('an upload no snapshot refers to is listed as an orphan (floe admin orphans)', async (t) => {
+    const { location } = (await writer.state.catalog.loadTable(ADMIN, 'lake', { namespace: ['c'], name: 'big' })).metadata;
+    const key = `${location.replace(/^s3:\/\/cachewh\//, '').replace(/\/+$/, '')}/data/never-committed.parquet`;
+    const s3 = rgw.client();
+    t.teardown(() => s3.destroy());
+    await s3.send(new PutObjectCommand({ Bucket: 'cachewh', Key: key, Body: Buffer.from('PAR1 half an upload') }));
+    const report = await findOrphans(writer.state.catalog, ADMIN, 'lake');
+    t.same(report.orphans.map((o) => [o.location, o.size, o.table]), [[`s3://cachewh/${key}`, 19, 'c.big']], 'the stray upload, and nothing Floe committed');
   });
 });
