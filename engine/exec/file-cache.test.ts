@@ -140,3 +140,22 @@ t.test('with version tags, a file rewritten in place at its old size is fetched 
   t.equal(s.reads.get('v'), 2, 'the new copy is a hit');
   await last.release();
 });
+
+t.test('leases wanting a cached copy at the same time share one version check', async (t) => {
+  const s = store({ w: 100 });
+  let heads = 0;
+  const fetch = async (l: string) => ({ bytes: await s.fetch(l), version: 'e1' });
+  const current = async () => {
+    heads++;
+    await new Promise((r) => setTimeout(r, 5));
+    return 'e1';
+  };
+  const cache = new FileCache({ directory: path.join(root, 'c8'), maxBytes: 1000 });
+  await (await cache.acquire([{ location: 'w', size: 100 }], fetch, current)).release();
+  const leases = await Promise.all([1, 2, 3].map(() => cache.acquire([{ location: 'w', size: 100 }], fetch, current)));
+  t.equal(heads, 1, 'one HEAD for three leases');
+  t.equal(cache.stats().hits, 3);
+  await Promise.all(leases.map((l) => l.release()));
+  await (await cache.acquire([{ location: 'w', size: 100 }], fetch, current)).release();
+  t.equal(heads, 2, 'a later lease checks again');
+});

@@ -88,6 +88,8 @@ interface Entry {
   version: string | undefined;
   /** Replaced in storage: out of the index, its file goes when the last lease lets go. */
   stale: boolean;
+  /** The version check in flight, shared by the leases that want the copy meanwhile. */
+  checking?: Promise<string | undefined> | undefined;
   /** Settles when the file is on disk (rejects when the fetch failed; the entry is then gone). */
   ready: Promise<void>;
 }
@@ -151,7 +153,11 @@ export class FileCache {
     /** A cached copy this lease may serve: still the object's version (or the store has no versions). */
     const current = async (e: Entry): Promise<boolean> => {
       if (!this.#verify || currentVersion === undefined || e.version === undefined || e.stale) return !e.stale;
-      const now = await this.#withSlot(() => currentVersion(e.location));
+      // Scans of one statement (a self-join) and concurrent statements share a check in flight.
+      e.checking ??= this.#withSlot(() => currentVersion(e.location)).finally(() => {
+        e.checking = undefined;
+      });
+      const now = await e.checking;
       if (now === e.version) return true;
       // Rewritten in place behind Iceberg's back: never served again; readers holding it finish first.
       if (!e.stale) {
