@@ -28,8 +28,8 @@ import { applyTransform } from '../../catalog/iceberg/transforms.js';
 import { DuckDBMaterializedResult, DuckDBResultReader } from '@duckdb/node-api';
 import { isFloeError, floeError } from '../../grammar/errors.js';
 import type { FloeError } from '../../grammar/errors.js';
-import { localPath, projectedFields, quoteIdent, scanFilePath, scanSql, sqlString } from '../iceberg-io/read.js';
-import { hasNestedInitialDefault } from '../iceberg-io/defaults.js';
+import { projectedFields, quoteIdent, scanFilePath, scanSql, sqlString } from '../iceberg-io/read.js';
+import { defaultedFieldIds } from '../iceberg-io/defaults.js';
 import { fileMayMatch } from '../planner/prune.js';
 import type { FileColumn } from '../iceberg-io/read.js';
 import { transformSql } from '../iceberg-io/partition-sql.js';
@@ -495,7 +495,7 @@ async function bindRelations(
   for (const planned of task.scans) {
     const noIds = planned.nameMapping === undefined ? new Map<string, readonly string[]>() : await filesWithoutFieldIds(conn, planned);
     const scan = prunedByMetrics(planned, noIds);
-    const fieldIds = hasNestedInitialDefault(projectedFields(scan.schema, scan.columns)) ? await fileFieldIds(conn, scan) : undefined;
+    const fieldIds = projectedFields(scan.schema, scan.columns).some((f) => defaultedFieldIds(f.type).size > 0) ? await fileFieldIds(conn, scan) : undefined;
     view(scan.relation, scanSql(scan, { filesWithoutFieldIds: noIds, fileColumnsById: await fileColumnsById(conn, scan), ...(fieldIds !== undefined ? { fileFieldIds: fieldIds } : {}) }));
   }
   for (const system of task.systemScans ?? []) {

@@ -9,13 +9,9 @@
  * structs as objects keyed by field id, lists as arrays, maps as `{"keys": [...], "values": [...]}`.
  */
 import type { JsonValue } from '../../catalog/iceberg/json.js';
-import type { IcebergType, NestedField } from '../../catalog/iceberg/types.js';
+import type { IcebergType } from '../../catalog/iceberg/types.js';
 import { unreachable } from '../../catalog/iceberg/errors.js';
-
-/** A SQL string literal. */
-function str(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}
+import { quoteIdent, stringSql } from '../../grammar/unparse.js';
 
 /**
  * The DuckDB expression of a default `value` of `type` (typed by `duckType`, the DuckDB type of the
@@ -24,7 +20,7 @@ function str(text: string): string {
  */
 export function defaultValueSql(type: IcebergType, value: JsonValue | undefined, duckType: (t: IcebergType) => string): string | undefined {
   if (value === undefined || value === null) return `NULL::${duckType(type)}`;
-  const cast = (text: string): string => `CAST(${str(text)} AS ${duckType(type)})`;
+  const cast = (text: string): string => `CAST(${stringSql(text)} AS ${duckType(type)})`;
   switch (type.kind) {
     case 'boolean':
       return typeof value === 'boolean' ? (value ? 'true' : 'false') : undefined;
@@ -45,7 +41,7 @@ export function defaultValueSql(type: IcebergType, value: JsonValue | undefined,
     case 'uuid':
       return typeof value === 'string' && /^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$/.test(value) ? cast(value) : undefined;
     case 'fixed': case 'binary':
-      return typeof value === 'string' && /^([0-9a-fA-F]{2})*$/.test(value) ? `CAST(from_hex(${str(value)}) AS BLOB)` : undefined;
+      return typeof value === 'string' && /^([0-9a-fA-F]{2})*$/.test(value) ? `CAST(from_hex(${stringSql(value)}) AS BLOB)` : undefined;
     case 'struct': {
       if (typeof value !== 'object' || Array.isArray(value)) return undefined;
       const obj = value as Readonly<Record<string, JsonValue>>;
@@ -55,7 +51,7 @@ export function defaultValueSql(type: IcebergType, value: JsonValue | undefined,
         const own = Object.prototype.hasOwnProperty.call(obj, String(f.id)) ? obj[String(f.id)] : f.initialDefault;
         const sql = defaultValueSql(f.type, own, duckType);
         if (sql === undefined) return undefined;
-        parts.push(`${quote(f.name)} := ${sql}`);
+        parts.push(`${quoteIdent(f.name)} := ${sql}`);
       }
       return `CAST(struct_pack(${parts.join(', ')}) AS ${duckType(type)})`;
     }
@@ -83,19 +79,15 @@ export function defaultValueSql(type: IcebergType, value: JsonValue | undefined,
   }
 }
 
-function quote(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-/** Whether any field of `fields` (at any depth) has an initial default. */
-export function hasNestedInitialDefault(fields: readonly NestedField[]): boolean {
-  const walk = (t: IcebergType): boolean => {
-    switch (t.kind) {
-      case 'struct': return t.fields.some((f) => f.initialDefault !== undefined || walk(f.type));
-      case 'list': return walk(t.element);
-      case 'map': return walk(t.key) || walk(t.value);
-      default: return false;
-    }
-  };
-  return fields.some((f) => walk(f.type));
+/**
+ * The ids of the struct fields (at any depth below `type`) that have an initial default: the reader
+ * rebuilds a struct for files that lack one of them (defaults inside lists and maps are not read).
+ */
+export function defaultedFieldIds(type: IcebergType, out: Set<number> = new Set()): Set<number> {
+  if (type.kind !== 'struct') return out;
+  for (const f of type.fields) {
+    if (f.initialDefault !== undefined) out.add(f.id);
+    defaultedFieldIds(f.type, out);
+  }
+  return out;
 }

@@ -32,7 +32,8 @@ import { resolveLocalPath } from '../../storage-creds/local-file-io.js';
 import type { TableScanInput } from '../fragments.js';
 import { scanColumnName } from '../fragments.js';
 import { isoDate, isoTimestampNanos } from '../exec/values.js';
-import { defaultValueSql } from './defaults.js';
+import { defaultValueSql, defaultedFieldIds } from './defaults.js';
+import { floorDiv, formatTime } from '../../catalog/iceberg/datetime.js';
 
 /** Field ids of the position delete file columns (table spec "Position Delete Files"). */
 export const POSITION_DELETE_FILE_PATH_ID = 2147483546;
@@ -115,7 +116,7 @@ export function icebergLiteral(type: IcebergType, value: IcebergValue | null): s
     case 'timestamp_ns': return `CAST('${isoTimestampNanos(BigInt(value as number | bigint), false)}' AS TIMESTAMP_NS)`;
     // DuckDB has no zoned nanosecond type: the column reads as TIMESTAMPTZ (micros), so does its value.
     case 'timestamptz_ns': return `CAST('${isoTimestampNanos(floorDiv(BigInt(value as number | bigint), 1000n) * 1000n, false)}+00' AS TIMESTAMPTZ)`;
-    case 'time': return typeof value === 'bigint' || typeof value === 'number' ? `CAST('${isoTime(BigInt(value))}' AS TIME)` : undefined;
+    case 'time': return typeof value === 'bigint' || typeof value === 'number' ? `CAST('${formatTime(BigInt(value))}' AS TIME)` : undefined;
     case 'uuid': return typeof value === 'string' ? `CAST(${sqlString(value)} AS UUID)` : value instanceof Uint8Array && value.length === 16 ? `CAST(${sqlString(uuidFromBytes(value))} AS UUID)` : undefined;
     case 'fixed': case 'binary': return value instanceof Uint8Array ? blobLiteral(value) : undefined;
     case 'geometry': case 'geography': case 'variant': case 'unknown': case 'struct': case 'list': case 'map': return undefined;
@@ -128,18 +129,6 @@ export function blobLiteral(bytes: Uint8Array): string {
   return `CAST(from_hex('${Buffer.from(bytes).toString('hex')}') AS BLOB)`;
 }
 
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
-}
-
-/** `HH:MM:SS.ffffff` of microseconds from midnight (Iceberg `time`). */
-export function isoTime(micros: bigint): string {
-  const day = 86_400_000_000n;
-  const m = ((micros % day) + day) % day;
-  const pad = (n: bigint, w: number): string => n.toString().padStart(w, '0');
-  return `${pad(m / 3_600_000_000n, 2)}:${pad((m / 60_000_000n) % 60n, 2)}:${pad((m / 1_000_000n) % 60n, 2)}.${pad(m % 1_000_000n, 6)}`;
-}
 
 /**
  * Field id → literal for the identity-partitioned columns of a content file (rule 2 of the spec's
@@ -182,27 +171,13 @@ export function initialDefaultSql(f: NestedField): string {
   return defaultValueSql(f.type, f.initialDefault, duckdbType) ?? `NULL::${duckdbType(f.type)}`;
 }
 
-/** The ids of the fields (at any depth) of `type` that have an initial default. */
-function defaultedDescendants(type: IcebergType, out: Set<number> = new Set()): Set<number> {
-  switch (type.kind) {
-    case 'struct':
-      for (const f of type.fields) {
-        if (f.initialDefault !== undefined) out.add(f.id);
-        defaultedDescendants(f.type, out);
-      }
-      return out;
-    default:
-      return out;
-  }
-}
-
 /**
  * A struct value read from a file that lacks some of its (nested) fields rebuilt with their initial
  * defaults: DuckDB matches struct children by name and fills NULL for a child the file lacks, so
  * the child is replaced by its default. A NULL struct stays NULL.
  */
 function withNestedDefaults(expr: string, type: IcebergType, missing: ReadonlySet<number>): string {
-  if (type.kind !== 'struct' || ![...defaultedDescendants(type)].some((id) => missing.has(id))) return expr;
+  if (type.kind !== 'struct' || ![...defaultedFieldIds(type)].some((id) => missing.has(id))) return expr;
   const parts = type.fields.map((f) => {
     const child = `struct_extract(${expr}, ${sqlString(f.name)})`;
     const value = missing.has(f.id) ? initialDefaultSql(f) : withNestedDefaults(child, f.type, missing);
@@ -326,7 +301,7 @@ export function scanSql(input: TableScanInput, options: ScanSqlOptions = {}): st
   const groups = new Map<string, { tasks: FileScanTask[]; positionDeletes: readonly ScanFile[]; equalityDeletes: readonly ScanFile[]; withIds: boolean; fileColumns: ReadonlySet<string>; constants: ReadonlyMap<number, string>; missingDefaults: ReadonlySet<number> }>();
   // Nested fields with initial defaults among the projected struct columns (files lacking them read the default).
   const nestedDefaulted = new Set<number>();
-  for (const f of fields) defaultedDescendants(f.type, nestedDefaulted);
+  for (const f of fields) defaultedFieldIds(f.type, nestedDefaulted);
   for (const task of input.tasks) {
     const path = pathOf(task.file.filePath);
     const withIds = !noIds.has(path);

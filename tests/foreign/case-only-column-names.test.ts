@@ -4,23 +4,10 @@
  * name matching both is an ambiguity error (42702), never the other column's data.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { Floe } from '../../index.js';
-import { craftTable } from '../helpers/foreign-tables.js';
+import { craftTable, openForeignCatalog } from '../helpers/foreign-tables.js';
 
-const root = mkdtempSync(path.join(tmpdir(), 'floe-foreign-case-'));
-const duck = await (await DuckDBInstance.create(':memory:')).connect();
-const floe = await Floe.open({ config: (c) => ({ ...c, query: { ...c.query, data_directories: [root] } }) });
-t.teardown(async () => {
-  await floe.close();
-  rmSync(root, { recursive: true, force: true });
-});
-const admin = { tenantId: 'default', principalId: 'test', roles: ['tenant_admin'] };
-await floe.state.catalog.createCatalog(admin, { name: 'ext', warehouseLocation: `file://${root}` });
-await floe.state.catalog.createNamespace(admin, 'ext', ['ns']);
+const { root, duck, floe, admin } = await openForeignCatalog(t, 'case');
 
 // DuckDB cannot write two columns differing only in case into one file: the file names them
 // differently, and the Parquet field ids say which is which (as a Java writer's file would).

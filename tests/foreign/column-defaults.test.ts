@@ -5,23 +5,10 @@
  * column no value write its write-default.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { Floe } from '../../index.js';
-import { craftTable } from '../helpers/foreign-tables.js';
+import { craftTable, openForeignCatalog } from '../helpers/foreign-tables.js';
 
-const root = mkdtempSync(path.join(tmpdir(), 'floe-foreign-defaults-'));
-const duck = await (await DuckDBInstance.create(':memory:')).connect();
-const floe = await Floe.open({ config: (c) => ({ ...c, query: { ...c.query, data_directories: [root] } }) });
-t.teardown(async () => {
-  await floe.close();
-  rmSync(root, { recursive: true, force: true });
-});
-const admin = { tenantId: 'default', principalId: 'test', roles: ['tenant_admin'] };
-await floe.state.catalog.createCatalog(admin, { name: 'ext', warehouseLocation: `file://${root}` });
-await floe.state.catalog.createNamespace(admin, 'ext', ['ns']);
+const { root, duck, floe, admin } = await openForeignCatalog(t, 'defaults');
 
 const v0 = {
   type: 'struct', 'schema-id': 0,

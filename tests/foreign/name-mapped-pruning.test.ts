@@ -7,23 +7,10 @@
  * never removes a row the unpruned scan returns.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { Floe } from '../../index.js';
-import { craftTable } from '../helpers/foreign-tables.js';
+import { craftTable, openForeignCatalog, seededRandom } from '../helpers/foreign-tables.js';
 
-const root = mkdtempSync(path.join(tmpdir(), 'floe-foreign-namemap-'));
-const duck = await (await DuckDBInstance.create(':memory:')).connect();
-const floe = await Floe.open({ config: (c) => ({ ...c, query: { ...c.query, data_directories: [root] } }) });
-t.teardown(async () => {
-  await floe.close();
-  rmSync(root, { recursive: true, force: true });
-});
-const admin = { tenantId: 'default', principalId: 'test', roles: ['tenant_admin'] };
-await floe.state.catalog.createCatalog(admin, { name: 'ext', warehouseLocation: `file://${root}` });
-await floe.state.catalog.createNamespace(admin, 'ext', ['ns']);
+const { root, duck, floe, admin } = await openForeignCatalog(t, 'namemap');
 
 const schema = {
   type: 'struct', 'schema-id': 0,
@@ -71,18 +58,6 @@ t.test('WHERE b IS NULL returns the rows that read b as NULL', async (t) => {
   t.same((await floe.sql("SELECT a FROM ext.ns.mapped WHERE s = 'y7'")).rows, [[7]], 'str is s by the mapping');
 });
 
-/** A small seeded generator (mulberry32), so a failure names a reproducible case. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = s;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function randomPredicate(r: () => number): string {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const op = pick(['=', '<', '<=', '>', '>=', '<>']);
@@ -98,7 +73,7 @@ function randomPredicate(r: () => number): string {
 }
 
 t.test('property: pruning never removes a row the unpruned scan returns', async (t) => {
-  const r = rng(0x5eed);
+  const r = seededRandom(0x5eed);
   let prunedSomething = 0;
   for (let i = 0; i < 80; i++) {
     const n = 1 + Math.floor(r() * 3);

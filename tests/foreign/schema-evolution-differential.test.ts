@@ -7,37 +7,14 @@
  * avsc, not Floe's reader) with the current schema's field-id mapping. The rows must be equal.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { Floe } from '../../index.js';
 import { currentSchema } from '../../catalog/iceberg/table-metadata.js';
 import { schema as makeSchema } from '../../catalog/iceberg/schema.js';
 import { duckdbType } from '../../engine/iceberg-io/read.js';
 import { liveEntries, localFile } from '../helpers/iceberg-files.js';
+import { openForeignCatalog, seededRandom } from '../helpers/foreign-tables.js';
+import { parseTransform } from '../../catalog/iceberg/transforms.js';
 
-const root = mkdtempSync(path.join(tmpdir(), 'floe-evolution-'));
-const duck = await (await DuckDBInstance.create(':memory:')).connect();
-const floe = await Floe.open({ config: (c) => ({ ...c, data_dir: root, query: { ...c.query, data_directories: [root] } }) });
-t.teardown(async () => {
-  await floe.close();
-  rmSync(root, { recursive: true, force: true });
-});
-const admin = { tenantId: 'default', principalId: 'test', roles: ['tenant_admin'] };
-await floe.state.catalog.createCatalog(admin, { name: 'evo', warehouseLocation: `file://${root}/evo` });
-await floe.state.catalog.createNamespace(admin, 'evo', ['ns']);
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = s;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const { duck, floe, admin } = await openForeignCatalog(t, 'evolution', 'evo');
 
 type Kind = 'INT' | 'BIGINT' | 'FLOAT' | 'DOUBLE' | 'VARCHAR' | 'DATE' | 'DECIMAL(9,2)';
 const KINDS: readonly Kind[] = ['INT', 'BIGINT', 'FLOAT', 'DOUBLE', 'VARCHAR', 'DATE', 'DECIMAL(9,2)'];
@@ -86,7 +63,7 @@ const TRANSFORMS = (col: string, kind: string, r: () => number): string => {
 
 for (const seed of [1, 2, 3, 4, 5, 6]) {
   t.test(`seed ${seed}: Floe and DuckDB over the same files agree after every step`, async (t) => {
-    const r = rng(seed * 7919);
+    const r = seededRandom(seed * 7919);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
     const name = `t${seed}`;
     const initial: [string, Kind][] = [['id', 'BIGINT'], ['a', pick(KINDS)], ['b', pick(KINDS)], ['c', pick(KINDS)]];
@@ -153,7 +130,7 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
             const m = /^(\w+)\((\d+, )?/.exec(transform);
             const tname = m === null ? 'identity' : m[2] !== undefined ? `${m[1]}[${m[2].slice(0, -2)}]` : m[1]!;
             await floe.state.catalog.commitTable(admin, 'evo', { namespace: ['ns'], name }, [] as never, [
-              { action: 'add-spec', spec: { fields: [{ sourceId: f.id, name: `p${nextName++}`, transform: parseTransformForTest(tname) }] } },
+              { action: 'add-spec', spec: { fields: [{ sourceId: f.id, name: `p${nextName++}`, transform: parseTransform(tname) }] } },
               { action: 'set-default-spec', specId: -1 },
             ] as never);
             break;
@@ -179,7 +156,3 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
   });
 }
 
-import { parseTransform } from '../../catalog/iceberg/transforms.js';
-function parseTransformForTest(text: string): ReturnType<typeof parseTransform> {
-  return parseTransform(text);
-}

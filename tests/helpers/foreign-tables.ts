@@ -7,11 +7,14 @@
  * Each crafted file states exactly what the manifest says about it (partition tuple, column
  * metrics): the tests decide what a foreign writer claimed, and the reader must cope.
  */
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { randomUUID } from 'node:crypto';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { Test } from 'tap';
+import { Floe } from '../../index.js';
 import type { IcebergValue } from '../../catalog/iceberg/conversions.js';
 import { toByteBuffer } from '../../catalog/iceberg/conversions.js';
 import type { JsonValue } from '../../catalog/iceberg/json.js';
@@ -200,4 +203,42 @@ export async function craftTable(conn: DuckDBConnection, table: CraftedTable): P
   const metadataPath = path.join(metaDir, name);
   writeFileSync(metadataPath, table.gzip === true ? gzipSync(text) : text);
   return `file://${metadataPath}`;
+}
+
+/** A Floe with a catalog whose warehouse is a fresh temp folder, and a DuckDB to craft files with. */
+export interface ForeignCatalog {
+  readonly root: string;
+  readonly duck: DuckDBConnection;
+  readonly floe: Floe;
+  readonly admin: { readonly tenantId: string; readonly principalId: string; readonly roles: string[] };
+}
+
+/**
+ * Opens an embedded Floe whose workers may read `root` (a new temp folder), with catalog `catalog`
+ * (warehouse in `root`) and its namespace `ns`; closed and removed when `t` ends.
+ */
+export async function openForeignCatalog(t: Test, name: string, catalog = 'ext'): Promise<ForeignCatalog> {
+  const root = mkdtempSync(path.join(tmpdir(), `floe-foreign-${name}-`));
+  const duck = await (await DuckDBInstance.create(':memory:')).connect();
+  const floe = await Floe.open({ config: (c) => ({ ...c, query: { ...c.query, data_directories: [root] } }) });
+  t.teardown(async () => {
+    await floe.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+  const admin = { tenantId: 'default', principalId: 'test', roles: ['tenant_admin'] };
+  await floe.state.catalog.createCatalog(admin, { name: catalog, warehouseLocation: `file://${root}/${catalog}` });
+  await floe.state.catalog.createNamespace(admin, catalog, ['ns']);
+  return { root, duck, floe, admin };
+}
+
+/** A small seeded generator (mulberry32), so a property test's failure names a reproducible case. */
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = s;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
 }
