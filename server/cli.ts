@@ -22,7 +22,7 @@ import { readTlsMaterial, reloadTls } from './tls.js';
 import { unreachable } from '../grammar/ir.js';
 import { KeyRing } from './auth/key-ring.js';
 import { ConfigError, loadConfig, type FloeConfig } from './config.js';
-import { openState, storeLocationOf } from './state.js';
+import { openState, storeLocationOf, type FloeState } from './state.js';
 import { createExecutor } from '../engine/exec/index.js';
 import { isFloeError } from '../grammar/errors.js';
 import { importDirectory, importFile, withImportExecutor } from '../engine/session/import.js';
@@ -167,12 +167,33 @@ async function serve(argv: string[]): Promise<void> {
   });
 }
 
+/** Refuses to open the embedded store while a server holds it (PGlite has one owner at a time). */
+function assertStoreFree(config: FloeConfig): void {
+  if (config.store.database_url !== null) return;
+  const other = runningServerPid(config);
+  if (other) throw new UsageError(`the embedded store in ${resolve(config.data_dir)} is in use by a running server (pid ${other}); stop it first, or run Floe on PostgreSQL`);
+}
+
+/** The whole state opened offline (no background jobs), acting as the tenant's administrator "admin". */
+async function withAdminState<T>(
+  values: { config?: string | undefined; 'data-dir'?: string | undefined }, tenant: string,
+  fn: (state: FloeState, admin: { tenantId: string; principalId: string; roles: string[] }, config: FloeConfig) => Promise<T>,
+): Promise<T> {
+  const config = configFrom(values);
+  assertStoreFree(config);
+  const state = await openState({ ...config, principals: { ...config.principals, background_jobs: false } }, { keyReloadIntervalMs: 0 });
+  try {
+    const admin = await findPrincipalByName(state.store, tenant, 'admin');
+    if (!admin || !admin.roles.includes('tenant_admin')) throw new UsageError(`tenant ${tenant} has no administrator "admin"`);
+    return await fn(state, { tenantId: tenant, principalId: admin.id, roles: [...admin.roles] }, config);
+  } finally {
+    await state.close();
+  }
+}
+
 async function withAdminStore<T>(values: { config?: string | undefined; 'data-dir'?: string | undefined }, fn: (store: MetaStore) => Promise<T>): Promise<T> {
   const config = configFrom(values);
-  if (config.store.database_url === null) {
-    const other = runningServerPid(config);
-    if (other) throw new UsageError(`the embedded store in ${resolve(config.data_dir)} is in use by a running server (pid ${other}); stop it first, or run Floe on PostgreSQL`);
-  }
+  assertStoreFree(config);
   const store = await openStore(storeLocationOf(config));
   try {
     return await fn(store);
@@ -323,7 +344,7 @@ async function admin(argv: string[]): Promise<void> {
       const name = positionals[0];
       if (!name || positionals.length > 1) throw new UsageError('create-catalog takes one catalog name');
       if (!values.warehouse && !values['storage-profile']) throw new UsageError('create-catalog needs --warehouse or --storage-profile');
-      let storage;
+      let storage: ReturnType<typeof parseStorageProfile> | undefined;
       if (values['storage-profile']) {
         let text: string;
         try {
@@ -338,25 +359,15 @@ async function admin(argv: string[]): Promise<void> {
         }
       }
       const tenant = values.tenant ?? 'default';
-      const config = configFrom(values);
-      if (config.store.database_url === null) {
-        const other = runningServerPid(config);
-        if (other) throw new UsageError(`the embedded store in ${resolve(config.data_dir)} is in use by a running server (pid ${other}); stop it first, or run Floe on PostgreSQL`);
-      }
-      const state = await openState({ ...config, principals: { ...config.principals, background_jobs: false } }, { keyReloadIntervalMs: 0 });
-      try {
-        const admin = await findPrincipalByName(state.store, tenant, 'admin');
-        if (!admin || !admin.roles.includes('tenant_admin')) throw new UsageError(`tenant ${tenant} has no administrator "admin"`);
+      await withAdminState(values, tenant, async (state, admin, config) => {
         const warehouseLocation = values.warehouse ?? (storage !== undefined ? warehouseLocationOf(storage.profile) : '');
-        const created = await state.catalog.createCatalog({ tenantId: tenant, principalId: admin.id, roles: admin.roles }, {
+        const created = await state.catalog.createCatalog(admin, {
           name, warehouseLocation, ...(storage !== undefined ? { storage } : {}),
         }).catch((e: unknown) => {
           throw e instanceof CatalogError ? new RefusedError(e.message) : e;
         });
         console.log(`Catalog ${created.name} created in tenant ${tenant}: ${created.warehouseLocation}${created.storageProfile !== null ? ' (storage profile checked)' : ''}.`);
-      } finally {
-        await state.close();
-      }
+      });
       return;
     }
     case 'orphans': {
@@ -366,16 +377,8 @@ async function admin(argv: string[]): Promise<void> {
       const minutes = values['older-than-minutes'] === undefined ? undefined : Number(values['older-than-minutes']);
       if (minutes !== undefined && !(Number.isFinite(minutes) && minutes >= 0)) throw new UsageError('--older-than-minutes must be a number of minutes, 0 or more');
       const tenant = values.tenant ?? 'default';
-      const config = configFrom(values);
-      if (config.store.database_url === null) {
-        const other = runningServerPid(config);
-        if (other) throw new UsageError(`the embedded store in ${resolve(config.data_dir)} is in use by a running server (pid ${other}); stop it first, or run Floe on PostgreSQL`);
-      }
-      const state = await openState({ ...config, principals: { ...config.principals, background_jobs: false } }, { keyReloadIntervalMs: 0 });
-      try {
-        const admin = await findPrincipalByName(state.store, tenant, 'admin');
-        if (!admin || !admin.roles.includes('tenant_admin')) throw new UsageError(`tenant ${tenant} has no administrator "admin"`);
-        const report = await findOrphans(state.catalog, { tenantId: tenant, principalId: admin.id, roles: admin.roles }, name, {
+      await withAdminState(values, tenant, async (state, admin, config) => {
+        const report = await findOrphans(state.catalog, admin, name, {
           ...(minutes !== undefined ? { olderThanMs: Date.now() - minutes * 60_000 } : {}),
         }).catch((e: unknown) => {
           throw e instanceof CatalogError ? new RefusedError(e.message) : e;
@@ -384,9 +387,7 @@ async function admin(argv: string[]): Promise<void> {
         for (const o of report.orphans) console.log(`${o.location}\t${o.size}\t${new Date(o.lastModifiedMs).toISOString()}\t${o.table}`);
         const bytes = report.orphans.reduce((n, o) => n + o.size, 0);
         console.error(`${report.orphans.length} orphan files (${bytes} bytes) among ${report.filesListed} files under ${report.tables} tables of catalog ${name}; nothing was deleted.`);
-      } finally {
-        await state.close();
-      }
+      });
       return;
     }
     case 'import': {
@@ -397,26 +398,16 @@ async function admin(argv: string[]): Promise<void> {
       if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === '')) throw new UsageError('--table must be schema.table or catalog.schema.table');
       const [catalog, schema, table] = parts.length === 3 ? [parts[0]!, parts[1]!, parts[2]!] : ['default', parts[0]!, parts[1]!];
       const tenant = values.tenant ?? 'default';
-      const config = configFrom(values);
-      if (config.store.database_url === null) {
-        const other = runningServerPid(config);
-        if (other) throw new UsageError(`the embedded store in ${resolve(config.data_dir)} is in use by a running server (pid ${other}); stop it first, or run Floe on PostgreSQL`);
-      }
-      const state = await openState({ ...config, principals: { ...config.principals, background_jobs: false } }, { keyReloadIntervalMs: 0 });
-      try {
-        const admin = await findPrincipalByName(state.store, tenant, 'admin');
-        if (!admin || !admin.roles.includes('tenant_admin')) throw new UsageError(`tenant ${tenant} has no administrator "admin"`);
+      await withAdminState(values, tenant, async (state, admin, config) => {
         const dataDir = resolve(config.data_dir);
         const started = Date.now();
         const result = await withImportExecutor(createExecutor, {
           warehouse: resolve(dataDir, 'warehouse'), spill: config.query.spill_directory ?? resolve(dataDir, 'spill'), extra: config.query.data_directories,
         }, importDirectory(file), (executor) => importFile({ catalog: state.catalog, executor }, {
-          context: { tenantId: tenant, principalId: admin.id, roles: admin.roles }, catalog, namespace: [schema], table, file,
+          context: admin, catalog, namespace: [schema], table, file,
         }));
         console.log(`${result.created ? 'Created' : 'Loaded'} ${catalog}.${schema}.${table}: ${result.rows} rows in ${Date.now() - started} ms.`);
-      } finally {
-        await state.close();
-      }
+      });
       return;
     }
     default:
