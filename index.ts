@@ -14,7 +14,7 @@ import { createExecutor } from './engine/exec/index.js';
 import { importDirectory, importFile, withImportExecutor } from './engine/session/import.js';
 import { openStore } from './catalog/store/open-store.js';
 import type { MetaStore } from './catalog/store/meta-store.js';
-import { DEFAULT_CONFIG, validateConfig, type FloeConfig } from './server/config.js';
+import { DEFAULT_CONFIG, loadConfig, validateConfig, type FloeConfig } from './server/config.js';
 import { openState, type FloeState } from './server/state.js';
 import { loadPrincipalAuthState, TENANT_ADMIN_ROLE } from './engine/principals/principals.js';
 import { ALL_SCOPES } from './engine/principals/scopes.js';
@@ -28,7 +28,13 @@ export interface FloeOpenOptions {
   readonly dataDir?: string;
   /** A store to use instead of an in-memory PGlite (closed with Floe). */
   readonly store?: MetaStore;
-  /** Adjusts the configuration (defaults otherwise, logging silent). */
+  /**
+   * An operator file to start from, as `floe serve --config` reads it
+   * (environment overrides aside); `FLOE_CONFIG` when not given, the defaults without either.
+   * Its declared catalogs (`catalogs:`, docs/storage.md) are created or checked as at a server's start.
+   */
+  readonly configFile?: string;
+  /** Adjusts the configuration (the file's or the defaults; data_dir is the warehouse folder, logging silent). */
   readonly config?: (c: FloeConfig) => FloeConfig;
 }
 
@@ -43,7 +49,9 @@ export class Floe {
   static async open(options: FloeOpenOptions = {}): Promise<Floe> {
     const temporary = options.dataDir === undefined;
     const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'floe-embedded-'));
-    const base: FloeConfig = { ...DEFAULT_CONFIG, data_dir: dataDir, logging: { level: 'silent' } };
+    const file = options.configFile ?? process.env.FLOE_CONFIG;
+    const start = file ? loadConfig({ file, env: {} }) : DEFAULT_CONFIG;
+    const base: FloeConfig = { ...start, data_dir: dataDir, logging: { level: 'silent' } };
     const config = validateConfig(options.config ? options.config(structuredClone(base)) : base);
     const store = options.store ?? await openStore({ kind: 'pglite-memory' });
     const state = await openState(config, { store, keyReloadIntervalMs: 0 });

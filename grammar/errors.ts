@@ -54,9 +54,10 @@ export const ERRORS = {
   QUEUE_FULL: def<{ group: string; limit: number }>('53300', 429, (p) => `resource group ${p.group} queue is full (max_queued_queries = ${p.limit})`),
   RESULT_TOO_LARGE: def<{ limit: number; unit: string }>('54000', 413, (p) => `result exceeds the limit of ${p.limit} ${p.unit}; add a LIMIT or narrow the query`),
   COMMIT_CONFLICT: def<{ detail: string }>('40001', 409, (p) => `commit conflict: ${p.detail}`),
-  // A data file on object storage is not the file the table's metadata describes (docs/storage.md).
-  DATA_FILE_CHANGED: def<{ location: string; bytes: number; expected: number }>('XX001', 409, (p) =>
-    `${p.location} has ${p.bytes} bytes, the manifest says ${p.expected}: the file was replaced outside Iceberg; restore it or rewrite the table's metadata`),
+  // The metadata store was lost after the commit was sent (PostgreSQL's transaction_resolution_unknown;
+  // /v1's CommitStateUnknownException): the write may or may not have happened.
+  COMMIT_STATE_UNKNOWN: def<{ detail: string }>('08007', 500, (p) =>
+    `commit state unknown: ${p.detail}; the statement may or may not have taken effect: read the table before running it again`),
   // Bulk loading (docs/loading.md). A COPY that fails under ON_ERROR = ABORT_STATEMENT commits nothing.
   LOAD_FILE_ERROR: def<{ file: string; line: number; column: number; reason: string }>('22P04', 400, (p) =>
     `bad row in ${p.file} at line ${p.line}, column ${p.column}: ${p.reason}; nothing was loaded (ON_ERROR = CONTINUE or SKIP_FILE loads the rest)`),
@@ -74,6 +75,9 @@ export const ERRORS = {
   INVALID_REQUEST: def<{ detail: string }>('22023', 400, (p) => `invalid request: ${p.detail}`),
   NOT_FOUND: def<{ what: string }>('42704', 404, (p) => `not found: ${p.what}`),
   SERVICE_UNAVAILABLE: def<{ detail: string }>('08006', 503, (p) => `service unavailable: ${p.detail}`),
+  // The warehouse's object store refused an operation after the retries (docs/storage.md): the
+  // profile or the store needs fixing; one that is unavailable is SERVICE_UNAVAILABLE instead.
+  STORAGE_ERROR: def<{ detail: string }>('58030', 500, (p) => `object storage failed: ${p.detail}`),
   REAUTHENTICATION_REQUIRED: def<{ detail: string }>('28000', 403, (p) => `recent sign-in required: ${p.detail}`),
   MFA_REQUIRED: def('28000', 401, () => 'a second factor is required for this account (send "totp", "recovery_code" or "passkey")'),
   INTERNAL_ERROR: def<{ reference: string }>('XX000', 500, (p) => `internal error (reference ${p.reference})`),

@@ -246,7 +246,26 @@ export type OptionValue = string | number | boolean;
 export interface OptionEntry { readonly kind: 'OptionEntry'; readonly span: Span; readonly key: string; readonly value: OptionValue }
 export type CopySource =
   | { readonly kind: 'Stage'; readonly span: Span; /** Text after "@", e.g. `my_stage/path/`. */ readonly path: string }
-  | { readonly kind: 'Location'; readonly span: Span; readonly url: string };
+  | { readonly kind: 'Location'; readonly span: Span; readonly url: string }
+  | StageQuery;
+/**
+ * `(SELECT <items> FROM @stage[/path] [(FILE_FORMAT => (…), PATTERN => '…')] [alias])`: COPY with
+ * transformations. The items are expressions over the file's columns: `$1`, `$2` … (a `ColumnRef`
+ * whose last part is the quoted identifier `$1`) or, for files that name their columns, names.
+ */
+export interface StageQuery {
+  readonly kind: 'StageQuery';
+  readonly span: Span;
+  readonly items: readonly SelectExpr[];
+  /** Text after "@". */
+  readonly path: string;
+  /** FILE_FORMAT => (…); keys upper-case. */
+  readonly fileFormat: readonly OptionEntry[] | undefined;
+  /** FILE_FORMAT => 'name': a named file format (Floe has none; the executor refuses it with a clear error). */
+  readonly namedFormat: string | undefined;
+  readonly pattern: string | undefined;
+  readonly alias: Ident | undefined;
+}
 export interface CopyInto {
   readonly kind: 'CopyInto';
   readonly span: Span;

@@ -9,7 +9,8 @@
  * keyword test into a one-character comparison.
  *
  * Token characters: "w" word (not a keyword), "q" quoted identifier, "n" integer, "d" other
- * number, "s" string literal ('…' or E'…'), "@" stage reference, "≠" (<> and !=), "≤", "≥", "‖"
+ * number, "s" string literal ('…' or E'…'), "@" stage reference, "$" positional column ($1, $2 …:
+ * COPY INTO's file columns), "≠" (<> and !=), "≤", "≥", "‖"
  * (||), "∷" (::), "=" (= and ==), the punctuation ( ) , . ; < > + - * / % [ ] { } : as itself, and
  * for each keyword its private-use character from keywords.ts. Comments (-- … and /* … *\/) and
  * whitespace produce no token.
@@ -153,6 +154,12 @@ export function lex(text: string): LexResult {
       while (i < n && isStageChar(text.charCodeAt(i))) i++;
       if (i === start + 1) return { ok: false, error: { offset: start, expected: 'a stage name after "@"', detail: 'empty stage reference' } };
       push('@', start, i);
+      continue;
+    }
+    if (c === 36 && isDigit(next)) {
+      i++;
+      while (i < n && isDigit(text.charCodeAt(i))) i++;
+      push('$', start, i);
       continue;
     }
     const two = text.slice(i, i + 2);

@@ -204,7 +204,7 @@ function describeToken(sql: string, tokens: TokenString, pos: number): string {
 const EXPRESSION_START: ReadonlySet<string> = new Set([
   'an identifier', 'a number', 'a string literal', '"("', '"["', '"{"', '"-"', '"+"', 'NOT', 'NULL', 'TRUE', 'FALSE',
   'CASE', 'CAST', 'TRY_CAST', 'EXTRACT', 'SUBSTRING', 'EXISTS', 'INTERVAL', 'DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMPTZ',
-  'LEFT', 'RIGHT',
+  'LEFT', 'RIGHT', 'a positional column',
 ]);
 const TYPE_START: ReadonlySet<string> = new Set([
   'STRUCT', 'LIST', 'ARRAY', 'MAP', 'DECIMAL', 'NUMERIC', 'DEC', 'FIXED', 'TIMESTAMP', 'DOUBLE', 'CHARACTER', 'VARCHAR',

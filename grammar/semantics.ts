@@ -9,7 +9,7 @@ import { FloeError } from './errors.js';
 import { lineColumn, type TokenString } from './lexer.js';
 import {
   make, ident as mkIdent, qualifiedName, isExpr,
-  type Span, type Expr, type Relation, type Ident, type QualifiedName, type FunctionCall, type SelectItem,
+  type Span, type Expr, type Relation, type Ident, type QualifiedName, type FunctionCall, type SelectItem, type SelectExpr, type ColumnRef,
   type OrderItem, type WindowSpec, type DataType, type PrimitiveTypeName, type BinaryOp, type ComparisonOp,
   type Statement, type TableAlias, type GroupingElement, type UserOptions, type UserField, type OptionEntry,
   type OptionValue, type CopyOnError, type CopyMatchByColumnName, type StageGranteeKind, type PartitionField, type ColumnDef, type Assignment, type IntervalUnit, type FrameBound,
@@ -895,8 +895,10 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
       const k = key.ctorName === 'stringLit' ? str(key) : (key.ir() as Ident).name;
       return make('StructEntry', span(this), { key: k, value: value.ir() as Expr });
     },
-    callOrColumn(names, _o, args, _c, filter, over) {
-      const name = names.ir() as QualifiedName;
+    callOrColumn(names, _dot, positional, _o, args, _c, filter, over) {
+      const base = names.ir() as QualifiedName;
+      const name = has(positional) ? qualifiedName([...base.parts, ...(positional.children[0]!.ir() as ColumnRef).parts], span(this)) : base;
+      if (has(positional) && has(args)) fail(args.children[0]!, 'the end of the column reference', 'a positional column is not a function');
       if (!has(args)) return make('ColumnRef', span(this), { parts: name.parts });
       // inside the optional group, each `?` is itself an iteration node
       return call(span(this), name, args.children[0]!, filter.children[0]!.children[0], over.children[0]!.children[0]);
@@ -1197,6 +1199,44 @@ export function createActions(ctx: () => ParseContext): SqlActionDict<unknown> {
     },
     copySource_stage(s) {
       return make('Stage', span(this), { path: text(s).slice(1) });
+    },
+    copySource_select(_o, _select, first, _c, rest, _from, ref, params, alias, _cl) {
+      const given = params.children.flatMap((x) => [x.children[1]!, ...x.children[3]!.children]);
+      const seen = new Map<string, OhmNode>();
+      for (const p of given) {
+        const kind = caseOf(p).ctorName;
+        const clause = kind === 'copyStageParam_pattern' ? 'PATTERN' : 'FILE_FORMAT';
+        if (seen.has(clause)) fail(p, 'another parameter', `duplicate ${clause} parameter`);
+        seen.set(clause, p);
+      }
+      const ff = seen.get('FILE_FORMAT');
+      const named = ff !== undefined && caseOf(ff).ctorName === 'copyStageParam_namedFormat';
+      return make('StageQuery', span(this), {
+        items: [first, ...rest.children].map((n) => n.ir() as SelectExpr), path: text(ref).slice(1),
+        fileFormat: ff === undefined || named ? undefined : ff.ir() as OptionEntry[],
+        namedFormat: named ? ff.ir() as string : undefined,
+        pattern: seen.get('PATTERN')?.ir() as string | undefined,
+        alias: opt<Ident>(alias),
+      });
+    },
+    copySelectItem(e, _as, alias) {
+      return make('SelectExpr', span(this), { expr: e.ir() as Expr, alias: opt<Ident>(alias) });
+    },
+    copyStageParam_fileFormat(_kw, _eq, _gt, _o, opts, _c) {
+      return all<OptionEntry>(opts).map((e) => ({ ...e, key: e.key.toUpperCase() }));
+    },
+    copyStageParam_namedFormat(_kw, _eq, _gt, s) {
+      return str(s);
+    },
+    copyStageParam_pattern(_kw, _eq, _gt, s) {
+      return str(s);
+    },
+    copySourceAlias(_as, id) {
+      return id.ir();
+    },
+    positionalColumn(_t) {
+      // `$1` is the column named "$1" of the relation COPY reads a file as (engine/stages/copy-transform.ts).
+      return make('ColumnRef', span(this), { parts: [mkIdent(text(this), span(this), true)] });
     },
     copySource_location(s) {
       return make('Location', span(this), { url: str(s) });

@@ -17,7 +17,7 @@
 import type {
   Expr, Relation, Statement, Ident, QualifiedName, DataType, OrderItem, WindowSpec, FrameBound, TableAlias,
   GroupingElement, SelectItem, TableRef, OptionEntry, OptionValue, UserOptions, ColumnDef, PartitionField,
-  Assignment, MergeClause, AlterTableAction, CteDef, BinaryOp, TimeTravel, RefusedConstraint, CreateTable,
+  Assignment, MergeClause, CopySource, AlterTableAction, CteDef, BinaryOp, TimeTravel, RefusedConstraint, CreateTable,
 } from './ir.js';
 import { unreachable } from './ir.js';
 import { RESERVED_WORDS } from './keywords.js';
@@ -474,6 +474,23 @@ function userOptionsSql(o: UserOptions): string {
 function assignmentsSql(p: Printer, list: readonly Assignment[]): string {
   return list.map((a) => `${a.column.map(identSql).join('.')} = ${a.value === undefined ? 'DEFAULT' : p.expr(a.value)}`).join(', ');
 }
+function copySourceSql(p: Printer, src: CopySource): string {
+  switch (src.kind) {
+    case 'Stage': return `@${src.path}`;
+    case 'Location': return stringSql(src.url);
+    case 'StageQuery': {
+      const items = src.items.map((i) => `${p.expr(i.expr)}${i.alias === undefined ? '' : ` AS ${identSql(i.alias)}`}`).join(', ');
+      const params = [
+        ...(src.fileFormat === undefined ? [] : [`FILE_FORMAT => (${src.fileFormat.map((e) => `${wordSql(e.key)} = ${optionValueSql(e.value)}`).join(', ')})`]),
+        ...(src.namedFormat === undefined ? [] : [`FILE_FORMAT => ${stringSql(src.namedFormat)}`]),
+        ...(src.pattern === undefined ? [] : [`PATTERN => ${stringSql(src.pattern)}`]),
+      ];
+      return `(SELECT ${items} FROM @${src.path}${params.length > 0 ? ` (${params.join(', ')})` : ''}${src.alias === undefined ? '' : ` ${identSql(src.alias)}`})`;
+    }
+    default: return unreachable(src);
+  }
+}
+
 function mergeClauseSql(p: Printer, c: MergeClause): string {
   const head = `WHEN ${c.matched ? 'MATCHED' : 'NOT MATCHED'}${c.condition === undefined ? '' : ` AND ${p.expr(c.condition)}`} THEN `;
   const a = c.action;
@@ -527,7 +544,7 @@ export function toSql(s: Statement, options: UnparseOptions = {}): string {
       return `MERGE INTO ${nameSql(s.target)}${s.alias === undefined ? '' : ` AS ${identSql(s.alias)}`} USING ${p.from(s.source)} ON ${p.expr(s.on)} ${s.clauses.map((c) => mergeClauseSql(p, c)).join(' ')}`;
     case 'CopyInto': {
       const cols = s.columns.length > 0 ? ` (${s.columns.map(identSql).join(', ')})` : '';
-      const src = s.source.kind === 'Stage' ? `@${s.source.path}` : stringSql(s.source.url);
+      const src = copySourceSql(p, s.source);
       const ff = s.fileFormat === undefined ? '' : ` FILE_FORMAT = (${s.fileFormat.map((e) => `${wordSql(e.key)} = ${optionValueSql(e.value)}`).join(', ')})`;
       const files = s.files === undefined ? '' : ` FILES = (${s.files.map(stringSql).join(', ')})`;
       const opts = [

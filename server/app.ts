@@ -61,6 +61,8 @@ export async function buildServer(state: FloeState, options: BuildServerOptions 
     // Access logs are left to the proxy in front; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
   }) as unknown as FastifyInstance;
+  // The state's operator warnings go to the server's log from now on.
+  state.warnings.attach((fields, message) => app.log.warn(fields, message));
   const served: string[] = [];
 
   app.decorateRequest('auth', null);

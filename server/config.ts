@@ -102,13 +102,27 @@ export interface FloeConfig {
       /** Most object fetches in flight. */
       readonly concurrency: number;
       /**
-       * Check a cached copy's ETag against the object (one HEAD per file per statement) before
-       * serving it, so a file rewritten in place is never served stale. Off trusts Iceberg's
-       * never-rewrite rule and the manifest's size alone (a little faster on a warm cache).
+       * Check a cached copy's ETag against the object (one HEAD per file per statement, sent
+       * while the statement runs; its rows wait for the answer), so a file rewritten in place is
+       * never served stale. Off trusts Iceberg's never-rewrite rule and the manifest's size alone.
        */
       readonly verify_etags: boolean;
     };
+    /** Credential vending (docs/vending.md). */
+    readonly vending: {
+      /**
+       * Share and reuse minted sessions per (table locations, mode) until close to expiry. Off
+       * mints one per request (an STS call per vended load): for measuring, not for production.
+       */
+      readonly cache_sessions: boolean;
+    };
   };
+  /**
+   * Catalogs the operator declares (docs/storage.md, server/operator-catalogs.ts): created at start
+   * when missing, their storage checked with the same probe as `POST /v1/catalogs` when present.
+   * Keys are never written here: a profile's secret fields name an environment variable or a file.
+   */
+  readonly catalogs: readonly OperatorCatalogConfig[];
   /** Bulk loading: stages, uploads and COPY INTO (docs/loading.md). */
   readonly loading: {
     /** Largest file COPY INTO loads; a larger one is refused (LOAD_FILE_TOO_LARGE). */
@@ -121,6 +135,25 @@ export interface FloeConfig {
     readonly presign_ttl_seconds: number;
     readonly presign_max_ttl_seconds: number;
   };
+}
+
+/** Where a secret of an operator-declared profile is read from at start: never the file itself. */
+export type SecretReference = { readonly env: string } | { readonly file: string };
+
+/** One catalog in the operator file's `catalogs` list. */
+export interface OperatorCatalogConfig {
+  readonly name: string;
+  /** The tenant owning it (default `default`); it must exist. */
+  readonly tenant?: string;
+  /** Defaults to the profile's bucket and prefix; required without a profile. */
+  readonly warehouse_location?: string;
+  readonly location_mappings?: readonly { readonly from: string; readonly to: string }[];
+  /**
+   * The `storage-profile` object of `POST /v1/catalogs` (its kebab-case keys), except that
+   * `credentials` secrets (`secret-access-key`, `session-token`, and optionally `access-key-id`)
+   * are `{env: NAME}` or `{file: PATH}` references.
+   */
+  readonly storage_profile?: { readonly [key: string]: unknown };
 }
 
 export const DEFAULT_CONFIG: FloeConfig = {
@@ -154,7 +187,8 @@ export const DEFAULT_CONFIG: FloeConfig = {
   workload: DEFAULT_WORKLOAD_SPEC,
   principals: DEFAULT_PRINCIPALS_CONFIG,
   webhooks: DEFAULT_WEBHOOKS_CONFIG,
-  storage: { cache: { max_bytes: 4 * 1024 ** 3, directory: null, concurrency: 16, verify_etags: true } },
+  storage: { cache: { max_bytes: 4 * 1024 ** 3, directory: null, concurrency: 16, verify_etags: true }, vending: { cache_sessions: true } },
+  catalogs: [],
   loading: { max_file_bytes: 5 * 1024 ** 3, max_upload_bytes: 5 * 1024 ** 3, max_multipart_bytes: 50 * 1024 ** 3, presign_ttl_seconds: 900, presign_max_ttl_seconds: 7 * 24 * 3600 },
 };
 
@@ -238,6 +272,25 @@ export const CONFIG_SCHEMA = {
             concurrency: { type: 'integer', minimum: 1, maximum: 1024 },
             verify_etags: { type: 'boolean' },
           },
+        },
+        vending: { type: 'object', additionalProperties: false, properties: { cache_sessions: { type: 'boolean' } } },
+      },
+    },
+    catalogs: {
+      type: 'array',
+      items: {
+        type: 'object', additionalProperties: false, required: ['name'],
+        properties: {
+          name: { type: 'string', minLength: 1 },
+          tenant: { type: 'string', minLength: 1 },
+          warehouse_location: { type: 'string', minLength: 1 },
+          location_mappings: {
+            type: 'array',
+            items: { type: 'object', additionalProperties: false, required: ['from', 'to'], properties: { from: { type: 'string', minLength: 1 }, to: { type: 'string', minLength: 1 } } },
+          },
+          // Checked in depth at start by the REST parser (server/operator-catalogs.ts), so both
+          // accept the same profiles and say the same things about bad ones.
+          storage_profile: { type: 'object' },
         },
       },
     },

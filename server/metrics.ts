@@ -84,6 +84,7 @@ export function registerFileCacheMetrics(registry: Registry, stats: () => FileCa
   counter('floe_file_cache_fetched_bytes_total', 'Bytes fetched from object storage into the cache or a query scratch folder', (s) => s.bytesFetched);
   counter('floe_file_cache_evictions_total', 'Cached files evicted to make room', (s) => s.evictions);
   counter('floe_file_cache_stale_refetches_total', 'Cached files found rewritten in storage (another ETag) and fetched again', (s) => s.staleRefetches);
+  counter('floe_file_cache_size_mismatch_total', 'Fetched data files whose size was not the manifest\'s (served as stored)', (s) => s.sizeMismatches);
   counter('floe_file_cache_bypasses_total', 'Files fetched outside the cache because pinned files left no room', (s) => s.bypasses);
   new Gauge({
     name: 'floe_file_cache_resident_bytes', help: 'Bytes the cache holds on local disk (fetches in flight included)', registers: [registry],

@@ -86,6 +86,8 @@ export const ROUTE_ACCESS: ReadonlyMap<string, RouteAccess> = new Map<string, Ro
   [`POST ${TABLE}/credentials`, needs('table:data')],
   ['POST /v1/:prefix/tables/credentials/batch', needs('table:data')],
   [`POST ${TABLE}/sign`, needs('table:data')],
+  [`POST ${TABLE}/v1/aws/s3/sign`, needs('table:data')], // the legacy signer path under the table's signer URI
+  ['POST /v1/aws/s3/sign', needs('table:data')],
   // Views
   [`GET ${NS}/views`, needs('table:read')],
   [`POST ${NS}/views`, needs('table:write')],

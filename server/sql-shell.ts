@@ -9,8 +9,10 @@
  * at the first statement that fails (2 for usage and connection errors); on a terminal it prompts,
  * reads multi-line statements up to `;`, keeps a history, and Ctrl-C cancels the running statement.
  */
-import { createWriteStream, existsSync, openAsBlob, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { createReadStream, createWriteStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -35,7 +37,8 @@ interface Answer {
 
 const SQL_USAGE = `usage: floe sql [--url URL] [--profile NAME | --client-id ID --client-secret S | --token T]
          [--catalog C] [--schema S] [--format table|csv|json] [-c SQL]... [-f FILE] [FILE]
-  PUT file://path/*.csv @stage[/path]   uploads (multipart above --multipart-threshold bytes)
+  PUT file://path/*.csv @stage[/path]   uploads (multipart above --multipart-threshold bytes, in
+                                        --part-size parts, --parallel at a time; progress on a terminal)
   GET @stage[/path] file://dir          downloads`;
 
 /**
@@ -147,55 +150,178 @@ export function expandLocal(pattern: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((f) => re.test(f) && statSync(join(dir, f)).isFile()).sort().map((f) => join(dir, f)) : [];
 }
 
-async function putFile(client: FloeClient, file: string, stage: string, prefix: string, threshold: number, partBytes: number): Promise<unknown[]> {
+/**
+ * PUTs `length` bytes of `file` from `start` to a presigned URL, streamed from disk with an explicit
+ * Content-Length (an object store's presigned URL signs it, and the URL then takes exactly that
+ * many bytes), with the `headers` the presign answer said to send. `onBytes` hears of each chunk
+ * sent, for the progress bar.
+ */
+function putRange(url: string, file: string, start: number, length: number, onBytes: (n: number) => void, headers: Readonly<Record<string, string>> = {}): Promise<{ status: number; etag: string; body: string }> {
+  return new Promise((resolvePut, reject) => {
+    const u = new URL(url);
+    const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(u, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', ...headers, 'content-length': String(length) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolvePut({ status: res.statusCode ?? 0, etag: String(res.headers.etag ?? ''), body: Buffer.concat(chunks).toString('utf8').slice(0, 500) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (length === 0) {
+      req.end();
+      return;
+    }
+    const input = createReadStream(file, { start, end: start + length - 1 });
+    input.on('data', (c) => onBytes(c.length));
+    input.on('error', (e) => req.destroy(e));
+    input.pipe(req);
+  });
+}
+
+/** A PUT the store took: S3, GCS and Floe answer 200, Azure 201. */
+function stored(status: number): boolean {
+  return status === 200 || status === 201;
+}
+
+/** The headers a presign answer tells the client to send. */
+function headersOf(answer: Record<string, unknown>): Record<string, string> {
+  const h = answer['headers'];
+  if (typeof h !== 'object' || h === null) return {};
+  return Object.fromEntries(Object.entries(h).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+/** Why a presigned PUT failed, in one line (the store's XML error code when it gave one). */
+function putFailure(what: string, r: { status: number; body: string }): StatementError {
+  const code = /<Code>([^<]+)<\/Code>/.exec(r.body)?.[1] ?? /"message"\s*:\s*"([^"]+)"/.exec(r.body)?.[1];
+  return new StatementError(`upload of ${what} failed: HTTP ${r.status}${code ? ` (${code})` : ''}`);
+}
+
+/**
+ * A one-line progress bar on stderr, redrawn at most every 100 ms; nothing at all when stderr is
+ * not a terminal (scripts and logs get the result rows only).
+ */
+export class Progress {
+  private sent = 0;
+  private drawn = 0;
+  private readonly started = Date.now();
+
+  constructor(private readonly label: string, private readonly total: number, private readonly out: NodeJS.WriteStream | undefined) {}
+
+  static for(label: string, total: number): Progress {
+    return new Progress(label, total, process.stderr.isTTY ? process.stderr : undefined);
+  }
+
+  add(n: number): void {
+    this.sent += n;
+    const now = Date.now();
+    if (now - this.drawn >= 100) {
+      this.drawn = now;
+      this.draw();
+    }
+  }
+
+  private draw(): void {
+    if (this.out === undefined) return;
+    const fraction = this.total === 0 ? 1 : Math.min(1, this.sent / this.total);
+    const width = 24;
+    const filled = Math.round(fraction * width);
+    const mib = (b: number) => (b / (1024 * 1024)).toFixed(1);
+    const seconds = Math.max(0.001, (Date.now() - this.started) / 1000);
+    this.out.write(`\r${this.label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}% ${mib(this.sent)}/${mib(this.total)} MiB ${mib(this.sent / seconds)} MiB/s\u001b[K`);
+  }
+
+  /** Draws the final state and ends the line. */
+  done(): void {
+    if (this.out === undefined) return;
+    this.draw();
+    this.out.write('\n');
+  }
+}
+
+async function putFile(client: FloeClient, file: string, stage: string, prefix: string, threshold: number, partBytes: number, parallel: number): Promise<unknown[]> {
   const size = statSync(file).size;
   const path = prefix === '' ? basename(file) : prefix.endsWith('/') ? `${prefix}${basename(file)}` : `${prefix}/${basename(file)}`;
   const catalog = client.session.catalog;
   const where = { ...(catalog ? { catalog } : {}), stage, path };
+  const progress = Progress.for(basename(file), size);
   if (size <= threshold) {
     const p = await client.post('/v1/stages/presign', { ...where, size });
-    const r = await fetch(String(p['url']), { method: 'PUT', body: await openAsBlob(file) });
-    if (r.status !== 200) throw new StatementError(`upload of ${file} failed: HTTP ${r.status} ${await r.text()}`);
+    const r = await putRange(String(p['url']), file, 0, size, (n) => progress.add(n), headersOf(p));
+    progress.done();
+    if (!stored(r.status)) throw putFailure(file, r);
     return [basename(file), `@${stage}/${path}`, size, 'UPLOADED'];
   }
-  const parts = Math.max(1, Math.ceil(size / partBytes));
-  const init = await client.post('/v1/stages/presign/multipart/init', { ...where, parts });
+  // The server cuts the file as declared (each part URL takes exactly its part's bytes).
+  const init = await client.post('/v1/stages/presign/multipart/init', { ...where, size, part_size: partBytes });
   const uploadId = String(init['upload_id']);
-  const urls = init['part_urls'] as { part_number: number; url: string }[];
+  if (init['protocol'] === 'resumable') return putResumable(client, init, file, size, where, progress, [basename(file), `@${stage}/${path}`, size]);
+  const urls = init['part_urls'] as { part_number: number; url: string; size: number }[];
+  const parts = urls.length;
+  const partSize = Number(init['part_size'] ?? partBytes);
   const etags: string[] = new Array<string>(parts);
   try {
-    const handle = await open(file);
-    try {
-      let next = 0;
-      // Parts go up four at a time.
-      const worker = async () => {
-        for (let i = next++; i < parts; i = next++) {
-          const length = Math.min(partBytes, size - i * partBytes);
-          const buf = Buffer.alloc(length);
-          await handle.read(buf, 0, length, i * partBytes);
-          const r = await fetch(urls[i]!.url, { method: 'PUT', body: buf });
-          if (r.status !== 200) throw new StatementError(`upload of part ${i + 1} of ${file} failed: HTTP ${r.status}`);
-          etags[i] = r.headers.get('etag') ?? '';
+    let next = 0;
+    let failed = false;
+    const worker = async () => {
+      for (let i = next++; i < parts && !failed; i = next++) {
+        const start = i * partSize;
+        const r = await putRange(urls[i]!.url, file, start, urls[i]!.size ?? Math.min(partSize, size - start), (n) => progress.add(n));
+        if (!stored(r.status)) {
+          failed = true;
+          throw putFailure(`part ${i + 1} of ${file}`, r);
         }
-      };
-      await Promise.all(Array.from({ length: Math.min(4, parts) }, worker));
-    } finally {
-      await handle.close();
-    }
-    await client.post('/v1/stages/presign/multipart/complete', { ...where, upload_id: uploadId, parts: etags.map((etag, i) => ({ part_number: i + 1, etag })) });
+        etags[i] = r.etag;
+      }
+    };
+    // Every part in flight settles before an abort, so none lands after it.
+    const settled = await Promise.allSettled(Array.from({ length: Math.min(parallel, parts) }, worker));
+    const rejected = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+    if (rejected !== undefined) throw rejected.reason;
+    // Azure's Put Block answers no ETag: such a part is listed by its number alone.
+    await client.post('/v1/stages/presign/multipart/complete', { ...where, upload_id: uploadId, parts: etags.map((etag, i) => ({ part_number: i + 1, ...(etag !== '' ? { etag } : {}) })) });
+    progress.done();
   } catch (e) {
+    progress.done();
     await client.post('/v1/stages/presign/multipart/abort', { ...where, upload_id: uploadId }).catch(() => undefined);
     throw e;
   }
   return [basename(file), `@${stage}/${path}`, size, `UPLOADED (${parts} parts)`];
 }
 
-async function runFileCommand(client: FloeClient, cmd: NonNullable<ReturnType<typeof parseFileCommand>>, threshold: number, partBytes: number): Promise<Answer> {
+/**
+ * A resumable upload (GCS): the file's chunks in order to the session URL, each with its
+ * `Content-Range` (the store answers 308 until the last, which finalizes the object), then
+ * completion, which asks the store whether it has every byte.
+ */
+async function putResumable(client: FloeClient, init: Record<string, unknown>, file: string, size: number, where: Record<string, string>, progress: Progress, row: unknown[]): Promise<unknown[]> {
+  const uploadId = String(init['upload_id']);
+  const session = String(init['session_url']);
+  const chunk = Number(init['part_size']);
+  let chunks = 0;
+  try {
+    for (let start = 0; start < size; start += chunk) {
+      const length = Math.min(chunk, size - start);
+      const last = start + length === size;
+      const r = await putRange(session, file, start, length, (n) => progress.add(n), { 'content-range': `bytes ${start}-${start + length - 1}/${size}` });
+      chunks++;
+      if (last ? !stored(r.status) : r.status !== 308) throw putFailure(`bytes ${start}-${start + length - 1} of ${file}`, r);
+    }
+    await client.post('/v1/stages/presign/multipart/complete', { ...where, upload_id: uploadId });
+    progress.done();
+  } catch (e) {
+    progress.done();
+    await client.post('/v1/stages/presign/multipart/abort', { ...where, upload_id: uploadId }).catch(() => undefined);
+    throw e;
+  }
+  return [...row, `UPLOADED (${chunks} parts)`];
+}
+
+async function runFileCommand(client: FloeClient, cmd: NonNullable<ReturnType<typeof parseFileCommand>>, threshold: number, partBytes: number, parallel: number): Promise<Answer> {
   if (cmd.kind === 'put') {
     const files = expandLocal(cmd.local);
     if (files.length === 0) throw new StatementError(`no file matches ${cmd.local}`);
     const rows: unknown[][] = [];
-    for (const f of files) rows.push(await putFile(client, f, cmd.stage, cmd.path, threshold, partBytes));
+    for (const f of files) rows.push(await putFile(client, f, cmd.stage, cmd.path, threshold, partBytes, parallel));
     return { columns: ['source', 'target', 'size', 'status'], rows };
   }
   const listed = await client.query(`LIST @${cmd.stage}${cmd.path === '' ? '' : `/${cmd.path}`}`);
@@ -251,7 +377,7 @@ export async function sqlShell(argv: string[]): Promise<number> {
     options: {
       url: { type: 'string' }, profile: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' }, token: { type: 'string' },
       catalog: { type: 'string' }, schema: { type: 'string' }, format: { type: 'string' }, c: { type: 'string', short: 'c', multiple: true }, f: { type: 'string', short: 'f' },
-      'multipart-threshold': { type: 'string' }, 'part-size': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      'multipart-threshold': { type: 'string' }, 'part-size': { type: 'string' }, parallel: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
@@ -271,13 +397,15 @@ export async function sqlShell(argv: string[]): Promise<number> {
   if (!['table', 'csv', 'json'].includes(format)) throw new ShellUsageError('--format is table, csv or json');
   const threshold = Number(values['multipart-threshold'] ?? 64 * 1024 * 1024);
   const partBytes = Number(values['part-size'] ?? 16 * 1024 * 1024);
+  const parallel = Number(values.parallel ?? 4);
   if (!(threshold >= 0) || !(partBytes >= 1)) throw new ShellUsageError('--multipart-threshold and --part-size are byte counts');
+  if (!Number.isInteger(parallel) || parallel < 1 || parallel > 64) throw new ShellUsageError('--parallel is a number of parts in flight, 1 to 64');
   const client = new FloeClient(url, { ...(token ? { token } : {}), ...(clientId ? { clientId } : {}), ...(clientSecret ? { clientSecret } : {}) });
   client.session = { ...(values.catalog ? { catalog: values.catalog } : {}), ...(values.schema ? { schema: values.schema } : {}) };
 
   const runOne = async (sql: string, signal?: AbortSignal): Promise<void> => {
     const cmd = parseFileCommand(sql);
-    const answer = cmd !== undefined ? await runFileCommand(client, cmd, threshold, partBytes) : await client.query(sql, signal);
+    const answer = cmd !== undefined ? await runFileCommand(client, cmd, threshold, partBytes, parallel) : await client.query(sql, signal);
     process.stdout.write(formatAnswer(answer, format));
     if (format === 'table' && process.stderr.isTTY) process.stderr.write(`(${answer.rows.length} row${answer.rows.length === 1 ? '' : 's'}${answer.elapsedMs !== undefined ? `, ${answer.elapsedMs} ms` : ''}${answer.queryId ? `, query ${answer.queryId}` : ''})\n`);
   };

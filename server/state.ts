@@ -6,6 +6,7 @@ import { ParseOffload } from '../grammar/parse-offload.js';
 import { AuthStateCache } from '../engine/principals/auth-cache.js';
 import { resolve } from 'node:path';
 import { CatalogService } from '../catalog/rest/service.js';
+import { Warnings } from './warnings.js';
 import { expireIdempotencyKeys } from '../catalog/rest/idempotency.js';
 import type { MetaStore } from '../catalog/store/meta-store.js';
 import { LocalFileIO } from '../storage-creds/local-file-io.js';
@@ -21,6 +22,7 @@ import { KeyRing, type Clock } from './auth/key-ring.js';
 import { RefreshTokens } from './auth/refresh-tokens.js';
 import { TokenService } from './auth/tokens.js';
 import type { FloeConfig } from './config.js';
+import { applyOperatorCatalogs, resolveOperatorCatalogs } from './operator-catalogs.js';
 import { createMetrics, registerFileCacheMetrics, registerHistoryMetrics, type FloeMetrics } from './metrics.js';
 import { Parser } from '../grammar/parser.js';
 import { QueryHistory } from '../engine/history/query-history.js';
@@ -28,7 +30,7 @@ import { QueryService } from '../engine/session/query-service.js';
 import { CatalogStatements } from '../engine/session/catalog-statements.js';
 import { QueryRunner } from '../engine/session/query-runner.js';
 import { WriteRunner } from '../engine/session/write-runner.js';
-import { CopyRunner, StageService, StageStatements, StageUploads, UploadTokens } from '../engine/stages/index.js';
+import { CopyRunner, ProfilePresigners, StageService, StageStatements, StageUploads, UploadTokens } from '../engine/stages/index.js';
 import { PrincipalStatements } from '../engine/session/principal-statements.js';
 import { createExecutor, type Executor } from '../engine/exec/index.js';
 import { FileCache } from '../engine/exec/file-cache.js';
@@ -82,6 +84,8 @@ export interface FloeState {
   };
   /** What the first start created (credentials to print once), or that it had been done before. */
   readonly bootstrap: BootstrapOutcome;
+  /** Operator warnings from background parts (the server attaches its logger). */
+  readonly warnings: Warnings;
   /** Releases everything the state holds (timers, the store). */
   close(): Promise<void>;
 }
@@ -109,6 +113,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
   const clock = options.clock ?? systemClock;
   const store = options.store ?? await openStore(storeLocationOf(config));
   try {
+    // Secret references are read first: a missing one stops the start before anything else runs.
+    const operatorCatalogs = resolveOperatorCatalogs(config.catalogs);
     const bootstrap = await bootstrapIfEmpty(store, {
       ...(options.bootstrapClientId ? { clientId: options.bootstrapClientId } : {}),
       ...(options.bootstrapClientSecret ? { clientSecret: options.bootstrapClientSecret } : {}),
@@ -155,8 +161,11 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       ['audit_log', new AuditLogProvider(store)], ['copy_history', new CopyHistoryProvider(store)],
     ]);
     // Data files on object storage are read through the local read-through cache (docs/storage.md).
+    const warnings = new Warnings();
     const fileCache = new FileCache({
       directory: cacheDirectory, maxBytes: config.storage.cache.max_bytes, concurrency: config.storage.cache.concurrency, verifyVersions: config.storage.cache.verify_etags,
+      // Served as the store holds it (docs/storage.md); the location names no credentials.
+      onSizeMismatch: (m) => warnings.warn({ location: m.location, manifestBytes: m.manifestBytes, objectBytes: m.objectBytes }, 'data file size differs from its manifest; read as stored'),
     });
     const poolExecutor: Executor = { execute: (p, o) => executorOf().execute(p, o), write: (r, o) => executorOf().write(r, o), writePlan: (p, r, o) => executorOf().writePlan(p, r, o), get stagingDirectory() { return executorOf().stagingDirectory; }, get threads() { return executor?.threads ?? 0; }, close: async () => executor?.close() };
     const queryRunnerExecutor = localizingExecutor(poolExecutor, fileCache);
@@ -173,7 +182,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
     const uploads = new StageUploads(stages, new UploadTokens(secrets.deriveKey('stage-uploads')), {
       maxUploadBytes: config.loading.max_upload_bytes, maxMultipartBytes: config.loading.max_multipart_bytes,
       ttlSeconds: config.loading.presign_ttl_seconds, maxTtlSeconds: config.loading.presign_max_ttl_seconds,
-    }, clock);
+    }, clock, new ProfilePresigners(catalog.deps.secrets));
     const copyRunner = new CopyRunner({ catalog, executor: queryRunnerExecutor, stages, queries: queryRunner, store, clock, maxFileBytes: config.loading.max_file_bytes });
     const writeRunner = new WriteRunner({ catalog, parser, executor: queryRunnerExecutor, queries: queryRunner });
     const queries = new QueryService({
@@ -195,6 +204,8 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), msg: 'statement failed with an internal error', reference, err: error instanceof Error ? error.stack : String(error) })}\n`);
       },
     });
+    // Declared catalogs first, so a declared `default` is the first start's default catalog.
+    await applyOperatorCatalogs(catalog, store, operatorCatalogs);
     if (bootstrap.kind === 'created') await catalog.ensureDefaultCatalog(bootstrap.tenantId, `file://${resolve(config.data_dir, 'warehouse')}`);
     const idempotencyTimer = setInterval(() => void expireIdempotencyKeys(store, clock.now()).catch(() => undefined), 10 * 60_000);
     idempotencyTimer.unref();
@@ -211,7 +222,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
       refreshTokens: new RefreshTokens(store, clock, config.auth.refresh_token_ttl_seconds),
       failuresByClient: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_client }, clock),
       failuresByAddress: new FailureLimiter({ windowMs, maxFailures: config.auth.rate_limit.max_failures_per_address }, clock),
-      metrics, fileCache,
+      metrics, fileCache, warnings,
       async close() {
         if (timer) clearInterval(timer);
         await history.close();
@@ -224,6 +235,7 @@ export async function openState(config: FloeConfig, options: OpenStateOptions = 
         authStates.close();
         await passwords.close();
         catalog.close();
+        uploads.close();
         await store.close();
       },
     };

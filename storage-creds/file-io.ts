@@ -53,6 +53,17 @@ export interface FileIO {
   readVersioned?(location: string): Promise<VersionedBytes>;
   /** The object's current version tag without its bytes (S3: HeadObject). `FileNotFoundError` if missing. */
   version?(location: string): Promise<string | undefined>;
+  /**
+   * `length` bytes from `offset` in one request, with the version tag and the whole object's size
+   * as that response gives them (S3: `ETag`, `Content-Range`): the read-through cache fetches a
+   * large file in parallel ranges and knows them to be of one version when their tags agree.
+   */
+  readRangeVersioned?(location: string, offset: number, length: number): Promise<VersionedRange>;
+}
+
+/** A ranged read's bytes, version tag and the whole object's size (undefined when not given). */
+export interface VersionedRange extends VersionedBytes {
+  readonly objectSize: number | undefined;
 }
 
 /** The object does not exist. */
@@ -164,6 +175,7 @@ export function remapLocations(io: FileIO, mappings: readonly LocationMapping[])
     list: async (p) => (await io.list(map(p))).map((f) => ({ ...f, location: unmapLocation(f.location, mappings) })),
     ...(io.readVersioned !== undefined ? { readVersioned: (l: string) => rename(l, () => io.readVersioned!(map(l))) } : {}),
     ...(io.version !== undefined ? { version: (l: string) => rename(l, () => io.version!(map(l))) } : {}),
+    ...(io.readRangeVersioned !== undefined ? { readRangeVersioned: (l: string, offset: number, length: number) => rename(l, () => io.readRangeVersioned!(map(l), offset, length)) } : {}),
   };
 }
 
@@ -194,6 +206,10 @@ export function routeBySchemes(routes: ReadonlyMap<string, FileIO>, fallback: Fi
     version: async (l) => {
       const io = pick(l);
       return io.version !== undefined ? io.version(l) : undefined;
+    },
+    readRangeVersioned: async (l, offset, length) => {
+      const io = pick(l);
+      return io.readRangeVersioned !== undefined ? io.readRangeVersioned(l, offset, length) : { bytes: await io.readRange(l, offset, length), version: undefined, objectSize: undefined };
     },
   };
 }

@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { CompletedPart } from '@aws-sdk/client-s3';
 import { FileAlreadyExistsError, FileNotFoundError, StorageError, UnsupportedLocationError, schemeOf } from './file-io.js';
-import type { FileIO, FileInfo, StorageFailure, VersionedBytes, WriteOptions } from './file-io.js';
+import type { FileIO, FileInfo, StorageFailure, VersionedBytes, VersionedRange, WriteOptions } from './file-io.js';
 
 /** The URI schemes this FileIO serves (Hadoop's `s3a`/`s3n` spellings are the same objects). */
 export const S3_SCHEMES: ReadonlySet<string> = new Set(['s3', 's3a', 's3n']);
@@ -37,7 +37,10 @@ export interface S3FileIOOptions {
   readonly endpoint?: string;
   /** `https://endpoint/bucket/key` instead of `https://bucket.endpoint/key` (most non-AWS stores). */
   readonly pathStyleAccess?: boolean;
-  readonly credentials?: S3Credentials;
+  /** Fixed keys, or a provider of expiring ones (an assumed role: s3-assumed-role.ts). */
+  readonly credentials?: S3Credentials | (() => Promise<S3Credentials & { readonly expiration?: Date }>);
+  /** Called by `destroy` (the assumed role's STS client). */
+  readonly onDestroy?: () => void;
   /** Attempts per request including the first (SDK standard retry strategy). Default 5. */
   readonly maxAttempts?: number;
   /** Writes larger than this use multipart upload. Default 32 MiB. */
@@ -85,18 +88,56 @@ interface SdkError {
   readonly name?: string;
   readonly code?: string;
   readonly message?: string;
+  /** The host name a failed DNS lookup (`ENOTFOUND`) asked for. */
+  readonly hostname?: string;
   readonly $metadata?: { readonly httpStatusCode?: number; readonly attempts?: number };
+  /** The raw answer (the SDK keeps it on service errors): its headers carry `x-amz-bucket-region`. */
+  readonly $response?: { readonly headers?: Readonly<Record<string, string | undefined>> };
+  /** `<Region>` of an `AuthorizationHeaderMalformed` body: the region the request should have been signed for. */
+  readonly Region?: string;
+  /** `<Endpoint>` of a `PermanentRedirect` body: `bucket.s3.<region>.amazonaws.com`. */
+  readonly Endpoint?: string;
 }
 
 function httpStatus(e: unknown): number | undefined {
   return (e as SdkError | null)?.$metadata?.httpStatusCode;
 }
 
-/** What went wrong, in the words an operator acts on. */
-function classify(e: unknown): { failure: StorageFailure; detail: string } {
+/**
+ * The region AWS says the bucket is in: its `x-amz-bucket-region` header (on redirects and on
+ * HEAD answers, which have no body), else the error body's `<Region>` or the region in its
+ * `<Endpoint>`. Undefined when the answer names none (most S3-compatible stores).
+ */
+function bucketRegionOf(err: SdkError): string | undefined {
+  const header = err.$response?.headers?.['x-amz-bucket-region'];
+  if (header !== undefined && header !== '') return header;
+  if (err.Region !== undefined && err.Region !== '') return err.Region;
+  return /\.s3[.-]([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/.exec(err.Endpoint ?? '')?.[1];
+}
+
+/**
+ * The words for a request that reached the wrong region: the bucket's region when AWS named it,
+ * and the profile's when it differs, so the operator sees what to write in `region`.
+ */
+function wrongRegion(name: string, bucketRegion: string | undefined, configuredRegion: string | undefined, fallback: string): { failure: StorageFailure; detail: string } {
+  if (bucketRegion === undefined) return { failure: 'wrong-region', detail: fallback };
+  if (configuredRegion !== undefined && configuredRegion !== bucketRegion) {
+    return { failure: 'wrong-region', detail: `the bucket is in region ${bucketRegion}, not ${configuredRegion} (${name}); set region: ${bucketRegion}` };
+  }
+  return { failure: 'wrong-region', detail: `the bucket is in region ${bucketRegion} and is not served through this endpoint (${name}); check endpoint and path-style access` };
+}
+
+/**
+ * What went wrong, in the words an operator acts on. `configuredRegion` is the region requests
+ * were signed for (the profile's), to name beside the bucket's when AWS says they differ.
+ */
+function classify(e: unknown, configuredRegion?: string): { failure: StorageFailure; detail: string } {
   const err = (e ?? {}) as SdkError;
   const status = httpStatus(e);
   const name = err.name ?? err.code ?? 'Error';
+  // A HEAD answer has no body: the SDK names the error `Unknown`, and only the status is left.
+  const said = name === 'Unknown' && status !== undefined ? `HTTP ${status}` : name;
+  const bucketRegion = bucketRegionOf(err);
   switch (name) {
     case 'NoSuchBucket':
       return { failure: 'no-such-bucket', detail: 'the bucket does not exist' };
@@ -109,15 +150,32 @@ function classify(e: unknown): { failure: StorageFailure; detail: string } {
     case 'PermanentRedirect':
     case 'AuthorizationHeaderMalformed':
     case 'IllegalLocationConstraintException':
-      return { failure: 'wrong-region', detail: `the bucket is in another region or needs another endpoint (${name})` };
+      return wrongRegion(name, bucketRegion, configuredRegion, `the bucket is in another region or needs another endpoint (${name})`);
     default:
       break;
   }
+  if (status === undefined && err.code === 'ENOTFOUND') {
+    // Virtual-host addressing puts the bucket in the host name (`bucket.endpoint`): most
+    // S3-compatible stores serve no such names, so the usual cause is a missing path-style-access.
+    // Still `unavailable` (503, retryable): a name that resolved yesterday may be a DNS outage.
+    const host = err.hostname ?? /ENOTFOUND (\S+)/.exec(err.message ?? '')?.[1] ?? 'the store';
+    return {
+      failure: 'unavailable',
+      detail: `the host name ${host} does not resolve (ENOTFOUND); check the endpoint and region, and set path-style-access: true for a store that does not serve buckets as host names`,
+    };
+  }
   if (status === 403) return { failure: 'access-denied', detail: `access denied (${name})` };
-  if (status === 301 || status === 307) return { failure: 'wrong-region', detail: `the store redirected the request (${name}); check region, endpoint and path-style access` };
+  if (status === 301 || status === 307) return wrongRegion(said, bucketRegion, configuredRegion, `the store redirected the request (${said}); check region, endpoint and path-style access`);
+  // A HEAD signed for another region gets a bare 400 from AWS, with the bucket's region in a header.
+  if (status === 400 && bucketRegion !== undefined && configuredRegion !== undefined && bucketRegion !== configuredRegion) {
+    return wrongRegion(said, bucketRegion, configuredRegion, `the store refused the request (${said})`);
+  }
   if (status === undefined || status >= 500) return { failure: 'unavailable', detail: `the store did not answer successfully (${status ?? err.code ?? name}${err.message ? `: ${err.message}` : ''})` };
   return { failure: 'rejected', detail: `${name} (HTTP ${status})` };
 }
+
+/** `classify` for the other S3 modules (presigning): the same words for the same failures. */
+export { classify as classifyS3Error };
 
 function isNotFound(e: unknown): boolean {
   const name = (e as SdkError | null)?.name;
@@ -141,12 +199,18 @@ export class S3FileIO implements FileIO {
   private readonly listPageSize: number | undefined;
   private readonly deleteBatch: number;
 
+  private readonly onDestroy: (() => void) | undefined;
+  /** The region requests are signed for, named beside the bucket's when AWS says they differ. */
+  private readonly region: string;
+
   constructor(options: S3FileIOOptions) {
+    this.onDestroy = options.onDestroy;
+    this.region = options.region;
     this.client = new S3Client({
       region: options.region,
       ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
       forcePathStyle: options.pathStyleAccess === true,
-      ...(options.credentials !== undefined ? { credentials: { ...options.credentials } } : {}),
+      ...(options.credentials !== undefined ? { credentials: typeof options.credentials === 'function' ? options.credentials : { ...options.credentials } } : {}),
       maxAttempts: options.maxAttempts ?? 5,
       retryMode: 'standard',
       // Checksums only where S3 requires them: S3-compatible stores (RGW 16) reject or ignore the
@@ -165,10 +229,11 @@ export class S3FileIO implements FileIO {
   /** Closes the client's connections. */
   destroy(): void {
     this.client.destroy();
+    this.onDestroy?.();
   }
 
   private fail(operation: string, location: string, e: unknown): never {
-    const { failure, detail } = classify(e);
+    const { failure, detail } = classify(e, this.region);
     throw new StorageError(location, operation, failure, detail);
   }
 
@@ -201,6 +266,20 @@ export class S3FileIO implements FileIO {
     } catch (e) {
       if (isNotFound(e)) throw new FileNotFoundError(location);
       this.fail('version', location, e);
+    }
+  }
+
+  async readRangeVersioned(location: string, offset: number, length: number): Promise<VersionedRange> {
+    const { bucket, key } = parseS3Location(location);
+    try {
+      const r = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${offset}-${offset + Math.max(1, length) - 1}` }));
+      const bytes = await (r.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+      // `bytes a-b/total`: the whole object's size, which a ranged read alone would not tell.
+      const total = /\/(\d+)$/.exec(r.ContentRange ?? '')?.[1];
+      return { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), version: r.ETag, objectSize: total === undefined ? undefined : Number(total) };
+    } catch (e) {
+      if (isNotFound(e)) throw new FileNotFoundError(location);
+      this.fail('read', location, e);
     }
   }
 

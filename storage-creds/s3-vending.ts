@@ -21,6 +21,11 @@
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { parseS3Location } from './s3-file-io.js';
 import type { S3Credentials } from './s3-file-io.js';
+import type { S3StorageProfile } from './storage-profile.js';
+import { entriesSharing, type TableCredentialVendor, type TableVendorOptions, type VendedEntry } from './table-vendor.js';
+
+/** Entry sets kept per session (a session is per set of locations; each table name has one set). */
+const MAX_ENTRY_SETS_PER_SESSION = 64;
 
 /** What the caller may do with the table's files. */
 export type AccessMode = 'read' | 'read-write';
@@ -155,12 +160,15 @@ export class S3CredentialVendor {
     /** Re-mint when less than this is left, so a client never gets keys about to die. */
     private readonly refreshMarginMs = 5 * 60_000,
     private readonly maxEntries = 10_000,
+    /** Off: every call mints (server setting `storage.vending.cache_sessions`). */
+    private readonly cacheSessions = true,
   ) {}
 
   /** Keys for `locations` (S3 URIs) in `mode`. */
   async vend(locations: readonly string[], mode: AccessMode): Promise<VendedS3Credentials> {
-    const prefixes = [...new Map(locations.map((l) => s3PrefixOf(l)).map((p) => [`${p.bucket}/${p.keyPrefix}`, p])).values()]
+    const prefixes = locations.length === 1 ? [s3PrefixOf(locations[0]!)] : [...new Map(locations.map((l) => s3PrefixOf(l)).map((p) => [`${p.bucket}/${p.keyPrefix}`, p])).values()]
       .sort((a, b) => `${a.bucket}/${a.keyPrefix}`.localeCompare(`${b.bucket}/${b.keyPrefix}`));
+    if (!this.cacheSessions) return this.mint(prefixes, mode);
     const key = `${mode}\n${prefixes.map((p) => `${p.bucket}/${p.keyPrefix}`).join('\n')}`;
     const cached = this.sessions.get(key);
     if (cached !== undefined) {
@@ -214,4 +222,34 @@ export function s3CredentialConfig(c: VendedS3Credentials, store: { readonly reg
     ['s3.path-style-access', String(store.pathStyleAccess)],
     ['client.refresh-credentials-endpoint', refreshEndpoint],
   ]);
+}
+
+/**
+ * A catalog's S3 vendor: sessions of the profile's role, assumed with the server's own keys (`own`,
+ * undefined for the SDK's default chain) at the vending STS endpoint or else the store's. One
+ * session serves all of a table's locations, so every entry carries the same keys.
+ */
+export function s3TableVendor(profile: S3StorageProfile, config: S3VendingConfig, own: S3Credentials | undefined, options: TableVendorOptions): TableCredentialVendor {
+  const sts = stsAssumeRole({ region: profile.region, endpoint: config.stsEndpoint ?? profile.endpoint, credentials: own });
+  const vendor = new S3CredentialVendor(config, sts.assumeRole, options.now, undefined, undefined, options.cacheSessions);
+  // A cached session serves every load of its tables for most of its life: its entries (the same
+  // for the same locations and refresh endpoint) are made once per session, not per load.
+  const entriesOf = new WeakMap<VendedS3Credentials, Map<string, readonly VendedEntry[]>>();
+  return {
+    store: 's3',
+    async vend(locations, mode, refreshEndpoint) {
+      const session = await vendor.vend(locations, mode);
+      let made = entriesOf.get(session);
+      if (made === undefined) entriesOf.set(session, made = new Map());
+      const key = `${refreshEndpoint}\n${locations.join('\n')}`;
+      let entries = made.get(key);
+      if (entries === undefined) {
+        entries = entriesSharing(locations, s3CredentialConfig(session, profile, refreshEndpoint));
+        if (made.size < MAX_ENTRY_SETS_PER_SESSION) made.set(key, entries);
+      }
+      return entries;
+    },
+    isVendingFailure: (e): e is VendingError => e instanceof VendingError,
+    close: sts.destroy,
+  };
 }

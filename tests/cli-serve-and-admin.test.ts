@@ -10,6 +10,10 @@ import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { credentialsOf, exportsOf, runCli, startCli } from './helpers/cli.js';
 
+// Some twenty processes, one after the other, each opening the embedded store: 444 s at a load
+// average of 17 on 2 cores (about a minute on an idle machine), so more than tap's default time.
+t.setTimeout(1_200_000);
+
 const dataDir = mkdtempSync(join(tmpdir(), 'floe-cli-'));
 const common = ['--data-dir', dataDir];
 

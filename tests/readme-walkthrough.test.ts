@@ -20,7 +20,8 @@ const server = await startCli(['--port', '0', '--data-dir', mkdtempSync(join(tmp
 t.teardown(() => server.stop());
 const port = new URL(server.url).port;
 const script = block!.replaceAll('127.0.0.1:8181', `127.0.0.1:${port}`);
-const r = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { env: { ...process.env, ...exportsOf(server.banner) }, encoding: 'utf8', timeout: 30_000 });
+// Bounds for commands that hang, not for slow ones (the machine may be loaded by other test files).
+const r = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { env: { ...process.env, ...exportsOf(server.banner) }, encoding: 'utf8', timeout: 120_000 });
 t.equal(r.status, 0, r.stderr);
 // curl prints the two JSON bodies back to back.
 const [config, ready] = r.stdout.replace(/}\s*{/g, '}\n{').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);

@@ -4,7 +4,8 @@
  * get; the tables SQL creates are the catalog's own (visible to the REST catalog).
  */
 import t from 'tap';
-import { Floe, isFloeError } from '../index.js';
+import { Floe } from '../index.js';
+import { floeErrorOf } from './helpers/floe-error.js';
 import { currentSchema, defaultPartitionSpec } from '../catalog/iceberg/table-metadata.js';
 import { transformToString } from '../catalog/iceberg/transforms.js';
 import { onEachBackend } from './helpers/stores.js';
@@ -13,11 +14,7 @@ await onEachBackend(t, async (t, store) => {
   const floe = await Floe.open({ store });
   t.teardown(() => floe.close());
   const sql = (text: string) => floe.sql(text);
-  const fails = async (text: string) => {
-    const e = await floe.sql(text).then(() => undefined, (x: unknown) => x);
-    if (!isFloeError(e)) throw new Error(`expected a FloeError from ${text}, got ${String(e)}`);
-    return e;
-  };
+  const fails = (text: string) => floeErrorOf(floe.sql(text), text);
   const ctx = { tenantId: 'default', principalId: 'test', roles: ['tenant_admin'] };
 
   await t.test('schemas', async (t) => {

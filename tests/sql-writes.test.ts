@@ -5,7 +5,8 @@
  * commit), and the snapshot summaries and partition layout of what was written.
  */
 import t from 'tap';
-import { Floe, isFloeError } from '../index.js';
+import { Floe } from '../index.js';
+import { floeErrorOf } from './helpers/floe-error.js';
 import { currentSnapshot, defaultPartitionSpec } from '../catalog/iceberg/table-metadata.js';
 import { planScan } from '../catalog/iceberg/scan.js';
 import { onEachBackend } from './helpers/stores.js';
@@ -15,11 +16,7 @@ await onEachBackend(t, async (t, store) => {
   t.teardown(() => floe.close());
   const sql = (text: string) => floe.sql(text);
   const rows = async (text: string) => (await floe.sql(text)).rows;
-  const fails = async (text: string) => {
-    const e = await floe.sql(text).then(() => undefined, (x: unknown) => x);
-    if (!isFloeError(e)) throw new Error(`expected a FloeError from ${text}, got ${String(e)}`);
-    return e;
-  };
+  const fails = (text: string) => floeErrorOf(floe.sql(text), text);
   const admin = { tenantId: 'default', principalId: 'test', roles: ['tenant_admin'] };
   const meta = async (name: string) => (await floe.state.catalog.loadTable(admin, 'default', { namespace: ['shop'], name })).metadata;
 

@@ -51,5 +51,10 @@ for (let i = 1; i <= 22; i++) {
 t.test('every query is in history with its scans', async (t) => {
   const h = await floe.state.history.list({ tenantId: 'default', principalId: 'x', isTenantAdmin: true }, { limit: 100, queryType: 'select' });
   t.ok(h.filter((r) => r.status === 'completed').length >= 22);
-  t.ok(h.every((r) => Number(r.bytes_scanned) > 0 && Number(r.fragments) >= 1), 'bytes scanned and fragments recorded');
+  t.ok(h.every((r) => Number(r.fragments) >= 1), 'fragments recorded');
+  // On object storage (the warehouse matrix) bytes_scanned counts bytes fetched from the store, so
+  // a query over files already in the read-through cache records 0 (docs/storage.md).
+  const local = (await floe.state.catalog.loadCatalog({ tenantId: 'default', principalId: 'x', roles: ['tenant_admin'] }, 'default')).storageProfile === null;
+  if (local) t.ok(h.every((r) => Number(r.bytes_scanned) > 0), 'bytes scanned recorded');
+  else t.ok(h.some((r) => Number(r.bytes_scanned) > 0) && h.every((r) => Number(r.bytes_scanned) >= 0), 'bytes fetched recorded');
 });

@@ -37,6 +37,12 @@ export const PREVIOUS_VERSIONS_MAX_PROPERTY = 'write.metadata.previous-versions-
 export const PREVIOUS_VERSIONS_MAX_DEFAULT = 100;
 /** Table property: directory for metadata files (default `<location>/metadata`). */
 export const METADATA_PATH_PROPERTY = 'write.metadata.path';
+/**
+ * Table properties that may put a table's files outside its location (Iceberg's names; Java's
+ * location providers read the last two when `write.data.path` is unset). Vending covers them and
+ * the catalog's location rules apply to them (docs/catalog.md "Table locations").
+ */
+export const LOCATION_PROPERTIES = ['write.data.path', METADATA_PATH_PROPERTY, 'write.object-storage.path', 'write.folder-storage.path'] as const;
 /** Reserved property a create request may use to choose the format version (removed from properties). */
 export const FORMAT_VERSION_PROPERTY = 'format-version';
 

@@ -6,13 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import type { MetaStore } from '../store/meta-store.js';
 import { remapLocations, routeBySchemes, type FileIO } from '../../storage-creds/file-io.js';
-import { S3_SCHEMES, type S3FileIO } from '../../storage-creds/s3-file-io.js';
-import { fileIOForProfile, type StorageProfile, type StorageSecret } from '../../storage-creds/storage-profile.js';
+import { fileIOForProfile, profileSchemes, type ProfileFileIO, type StorageProfile, type StorageSecret } from '../../storage-creds/storage-profile.js';
 import { metadataBytes, metadataText, parseTableMetadata, serializeTableMetadata, type TableMetadata } from '../iceberg/table-metadata.js';
 import { parseViewMetadata, serializeViewMetadata, type ViewMetadata } from '../iceberg/view-metadata.js';
 import { loadLiveEntries, type LiveEntries } from '../iceberg/scan.js';
 import type { Snapshot } from '../iceberg/snapshot.js';
 import { assertStorableText } from './context.js';
+import type { EntityLocations } from './locations.js';
+import type { CatalogLocations } from './catalog-locations.js';
 import type { CatalogRecord } from './store.js';
 
 export interface CatalogClock {
@@ -34,7 +35,7 @@ export function storageSecretPurpose(catalogId: string): string {
 }
 
 /** Builds the FileIO of a storage profile (injectable so tests can tune retries). */
-export type ProfileFileIOFactory = (profile: StorageProfile, secret: StorageSecret | null) => S3FileIO;
+export type ProfileFileIOFactory = (profile: StorageProfile, secret: StorageSecret | null) => ProfileFileIO;
 
 export interface CatalogDeps {
   readonly store: MetaStore;
@@ -46,6 +47,10 @@ export interface CatalogDeps {
   /** Seals storage-profile keys; without it, catalogs with keys in their profile are refused. */
   readonly secrets: SecretSealer | undefined;
   readonly profileIO: ProfileFileIOFactory;
+  /** Where tables and views keep their files: the overlap checks (docs/catalog.md "Table locations"). */
+  readonly locations: EntityLocations;
+  /** Whether a catalog's warehouse overlaps another catalog's, for vending and signing (docs/catalog.md "Catalog locations"). */
+  readonly catalogLocations: CatalogLocations;
 }
 
 /**
@@ -105,7 +110,7 @@ export class MetadataFiles {
   private readonly entries: LruCache<string, LiveEntries>;
 
   /** Object-store FileIOs of catalogs with a storage profile, by catalog id (profiles never change). */
-  private readonly profileStorage = new Map<string, { readonly io: FileIO; readonly client: S3FileIO }>();
+  private readonly profileStorage = new Map<string, { readonly io: FileIO; readonly client: ProfileFileIO }>();
 
   constructor(
     private readonly io: FileIO,
@@ -135,7 +140,7 @@ export class MetadataFiles {
   }
 
   /**
-   * The FileIO of a catalog: its object store for `s3://` locations when it has a storage profile,
+   * The FileIO of a catalog: its object store for the profile's schemes (`s3://`, `abfss://`, …) when it has a storage profile,
    * the deployment's storage for the rest, seen through the catalog's location remappings.
    */
   ioFor(catalog: CatalogRecord): FileIO {
@@ -153,7 +158,7 @@ export class MetadataFiles {
       secret = JSON.parse(this.secrets.open(catalog.storageSecretSealed, storageSecretPurpose(catalog.id))) as StorageSecret;
     }
     const client = this.profileIO(profile, secret);
-    const io = routeBySchemes(new Map([...S3_SCHEMES].map((s) => [s, client])), this.io);
+    const io = routeBySchemes(new Map([...profileSchemes(profile)].map((s) => [s, client])), this.io);
     this.profileStorage.set(catalog.id, { io, client });
     return io;
   }

@@ -31,6 +31,10 @@ export function locationSegment(name: string): string {
  * dropped one, so purging one can never delete the other's files.
  */
 export function defaultEntityLocation(catalog: CatalogRecord, ns: Namespace, name: string, uuid: string): string {
-  const base = catalog.warehouseLocation.replace(/\/+$/, '');
-  return `${base}/${ns.map(locationSegment).join('/')}/${locationSegment(name)}-${uuid.replaceAll('-', '')}`;
+  return `${defaultNamespaceLocation(catalog, ns)}/${locationSegment(name)}-${uuid.replaceAll('-', '')}`;
+}
+
+/** A namespace's folder, where its tables and views go by default: `<warehouse>/<ns levels>`. */
+export function defaultNamespaceLocation(catalog: CatalogRecord, ns: Namespace): string {
+  return `${catalog.warehouseLocation.replace(/\/+$/, '')}/${ns.map(locationSegment).join('/')}`;
 }

@@ -16,6 +16,8 @@ import type { CatalogContext, EntityIdent, Namespace } from './context.js';
 import { defaultUuid, MetadataFiles, type CatalogClock, type CatalogDeps, type ProfileFileIOFactory, type SecretSealer } from './deps.js';
 import { fileIOForProfile } from '../../storage-creds/storage-profile.js';
 import type { LoadedTable, LoadedView } from './loaded.js';
+import { EntityLocations, describeConflict, tableClaims } from './locations.js';
+import { CatalogLocations, describeWarehouseOverlap } from './catalog-locations.js';
 import type { Page, PageRequest } from './paging.js';
 import { requireCatalog } from './resolve.js';
 import type { CatalogRecord, NamespaceRecord } from './store.js';
@@ -52,14 +54,17 @@ export class CatalogService {
 
   constructor(options: CatalogServiceOptions) {
     const profileIO = options.profileIO ?? fileIOForProfile;
+    const files = new MetadataFiles(options.io, options.cacheEntries, options.secrets, profileIO);
     this.deps = {
       store: options.store,
       clock: options.clock ?? { now: () => Date.now() },
       io: options.io,
-      files: new MetadataFiles(options.io, options.cacheEntries, options.secrets, profileIO),
+      files,
       newUuid: options.newUuid ?? defaultUuid,
       secrets: options.secrets,
       profileIO,
+      locations: new EntityLocations(options.store, files),
+      catalogLocations: new CatalogLocations(options.store),
     };
   }
 
@@ -81,6 +86,10 @@ export class CatalogService {
   }
   dropCatalog(ctx: CatalogContext, name: string): Promise<void> {
     return catalogs.dropCatalog(this.deps, ctx, name);
+  }
+  /** A catalog from the operator file: created when missing, its storage checked (and updated) when present. */
+  declareCatalog(ctx: CatalogContext, request: catalogs.CreateCatalogRequest): Promise<catalogs.DeclaredCatalogOutcome> {
+    return catalogs.declareCatalog(this.deps, ctx, request);
   }
   /** First start: catalog `default` of the tenant, warehouse under the data directory. */
   ensureDefaultCatalog(tenantId: string, warehouseLocation: string): Promise<void> {
@@ -135,8 +144,8 @@ export class CatalogService {
     return tables.tableExists(this.deps, ctx, catalog, ident);
   }
   /** The one commit path: requirements checked and updates applied under the row lock. */
-  commitTable(ctx: CatalogContext, catalog: string, ident: EntityIdent, requirements: readonly TableRequirement[], updates: readonly TableUpdate[]): Promise<LoadedTable> {
-    return commit.commitTable(this.deps, ctx, catalog, { ident, requirements, updates });
+  commitTable(ctx: CatalogContext, catalog: string, ident: EntityIdent, requirements: readonly TableRequirement[], updates: readonly TableUpdate[], duringCommit?: commit.DuringCommit): Promise<LoadedTable> {
+    return commit.commitTable(this.deps, ctx, catalog, { ident, requirements, updates }, duringCommit);
   }
   /** Atomic commit across tables: all or nothing. */
   commitTransaction(ctx: CatalogContext, catalog: string, changes: readonly commit.TableChange[]): Promise<readonly LoadedTable[]> {
@@ -150,6 +159,18 @@ export class CatalogService {
   }
   registerTable(ctx: CatalogContext, catalog: string, ns: Namespace, request: tables.RegisterTableRequest): Promise<LoadedTable> {
     return tables.registerTable(this.deps, ctx, catalog, ns, request);
+  }
+  /**
+   * Why credentials or signatures must not cover the table's locations (its catalog's warehouse
+   * overlaps another catalog's; one of them is the warehouse root, a namespace's folder, or
+   * overlaps another table's or view's location), or undefined when they may. For vending and
+   * signing: a catalog or table stored before the rules may still have such a location.
+   */
+  async locationConflict(catalog: CatalogRecord, ident: EntityIdent, metadata: TableMetadata): Promise<string | undefined> {
+    const overlap = await this.deps.catalogLocations.overlapOf(catalog);
+    if (overlap !== undefined) return describeWarehouseOverlap(catalog.warehouseLocation, overlap);
+    const conflict = await this.deps.locations.conflictOf(catalog, ident, tableClaims(metadata));
+    return conflict === undefined ? undefined : describeConflict('table', conflict);
   }
   reportMetrics(ctx: CatalogContext, catalog: string, ident: EntityIdent, reportType: string, report: JsonValue): Promise<void> {
     return tables.reportMetrics(this.deps, ctx, catalog, ident, reportType, report);

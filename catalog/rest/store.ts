@@ -38,6 +38,8 @@ export interface EntityRecord {
   readonly kind: EntityKind;
   readonly metadataLocation: string;
   readonly version: number;
+  /** The metadata file its stored locations were taken from (current when it is `metadataLocation`). */
+  readonly locationsOf: string | null;
 }
 
 interface CatalogRow {
@@ -105,19 +107,29 @@ export interface NewCatalogRecord {
   readonly locationMappings: readonly LocationMapping[];
   readonly storageProfile?: StorageProfile | null;
   readonly storageSecretSealed?: string | null;
+  /** The warehouse's comparable form (catalog-locations.ts `warehouseKeyOf`), for the overlap checks. */
+  readonly warehouseKey: string;
 }
 
-/** Inserts a catalog; returns undefined when the tenant already has one of that name. */
+/**
+ * Inserts a catalog; returns undefined when the tenant already has one of that name. Catalogs are
+ * created through catalog-locations.ts `insertExclusiveCatalog`, which checks the warehouse first.
+ */
 export async function insertCatalog(db: SqlExecutor, c: NewCatalogRecord): Promise<CatalogRecord | undefined> {
   const r = await db.query<CatalogRow>(
-    `INSERT INTO catalogs (id, tenant_id, name, warehouse_location, properties, location_mappings, storage_profile, storage_secret_sealed)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8)
+    `INSERT INTO catalogs (id, tenant_id, name, warehouse_location, properties, location_mappings, storage_profile, storage_secret_sealed, warehouse_key)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8, $9)
      ON CONFLICT (tenant_id, name) DO NOTHING
      RETURNING ${CATALOG_COLUMNS}`,
     [c.id, c.tenantId, c.name, c.warehouseLocation, JSON.stringify(objectOf(c.properties)), JSON.stringify(c.locationMappings),
-      c.storageProfile == null ? null : JSON.stringify(c.storageProfile), c.storageSecretSealed ?? null],
+      c.storageProfile == null ? null : JSON.stringify(c.storageProfile), c.storageSecretSealed ?? null, c.warehouseKey],
   );
   return r.rows[0] === undefined ? undefined : catalogOf(r.rows[0]);
+}
+
+/** Replaces a catalog's storage profile and sealed keys (an operator-declared profile that changed). */
+export async function updateCatalogStorage(db: SqlExecutor, catalogId: string, profile: StorageProfile, sealed: string | null): Promise<void> {
+  await db.query('UPDATE catalogs SET storage_profile = $2::jsonb, storage_secret_sealed = $3 WHERE id = $1', [catalogId, JSON.stringify(profile), sealed]);
 }
 
 interface NamespaceRow {
@@ -153,12 +165,13 @@ interface EntityRow {
   kind: EntityKind;
   metadata_location: string;
   version: number | bigint;
+  locations_of: string | null;
 }
 
-const ENTITY_COLUMNS = 'id, catalog_id, namespace_key, name, kind, metadata_location, version';
+const ENTITY_COLUMNS = 'id, catalog_id, namespace_key, name, kind, metadata_location, version, locations_of';
 
 function entityOf(r: EntityRow): EntityRecord {
-  return { id: r.id, catalogId: r.catalog_id, namespaceKey: r.namespace_key, name: r.name, kind: r.kind, metadataLocation: r.metadata_location, version: Number(r.version) };
+  return { id: r.id, catalogId: r.catalog_id, namespaceKey: r.namespace_key, name: r.name, kind: r.kind, metadataLocation: r.metadata_location, version: Number(r.version), locationsOf: r.locations_of };
 }
 
 /** The table or view of that name (either kind), optionally locked for a commit. */
@@ -214,12 +227,17 @@ export async function insertEntity(db: SqlExecutor, e: NewEntityRecord): Promise
   return r.rows[0] === undefined ? undefined : entityOf(r.rows[0]);
 }
 
-/** Compare-and-swap of the metadata pointer: true only if the row still pointed at `expected`. */
-export async function swapMetadataLocation(db: SqlExecutor, entityId: string, expected: string, next: string): Promise<boolean> {
+/**
+ * Compare-and-swap of the metadata pointer: true only if the row still pointed at `expected`.
+ * `sameLocations`: the new metadata keeps the old one's locations, so stored locations current for
+ * `expected` stay current; otherwise they become stale until the caller stores the new ones.
+ */
+export async function swapMetadataLocation(db: SqlExecutor, entityId: string, expected: string, next: string, sameLocations: boolean): Promise<boolean> {
   const r = await db.query(
-    `UPDATE catalog_entities SET metadata_location = $3, version = version + 1, updated_at = now()
+    `UPDATE catalog_entities SET metadata_location = $3, version = version + 1, updated_at = now(),
+            locations_of = CASE WHEN $4::boolean AND locations_of = $2 THEN $3 ELSE locations_of END
       WHERE id = $1 AND metadata_location = $2`,
-    [entityId, expected, next],
+    [entityId, expected, next, sameLocations],
   );
   return r.rowCount === 1;
 }
@@ -246,10 +264,12 @@ function splitJoined(r: JoinedRow): { catalog: CatalogRecord; entity: EntityReco
  */
 export async function findCatalogAndEntity(db: SqlExecutor, tenantId: string, catalogName: string, namespaceKey: string, name: string): Promise<{ catalog: CatalogRecord | undefined; entity: EntityRecord | undefined }> {
   const r = await db.query<JoinedRow>(
-    `SELECT ${CATALOG_JOIN_COLUMNS}, e.id, e.catalog_id, e.namespace_key, e.name, e.kind, e.metadata_location, e.version
+    `SELECT ${CATALOG_JOIN_COLUMNS}, e.id, e.catalog_id, e.namespace_key, e.name, e.kind, e.metadata_location, e.version, e.locations_of
        FROM catalogs c LEFT JOIN catalog_entities e ON e.catalog_id = c.id AND e.namespace_key = $3 AND e.name = $4
       WHERE c.tenant_id = $1 AND c.name = $2`,
     [tenantId, catalogName, namespaceKey, name],
+    // Every table load and sign runs it: prepared, PostgreSQL does not parse and plan it each time.
+    { prepared: true },
   );
   const row = r.rows[0];
   return row === undefined ? { catalog: undefined, entity: undefined } : splitJoined(row);
@@ -264,7 +284,7 @@ export async function lockEntitiesInCatalog(
   db: SqlExecutor, tenantId: string, catalogName: string, idents: readonly { readonly namespaceKey: string; readonly name: string }[],
 ): Promise<{ catalog: CatalogRecord | undefined; rows: readonly EntityRecord[] }> {
   const r = await db.query<JoinedRow>(
-    `SELECT ${CATALOG_JOIN_COLUMNS}, e.id, e.catalog_id, e.namespace_key, e.name, e.kind, e.metadata_location, e.version
+    `SELECT ${CATALOG_JOIN_COLUMNS}, e.id, e.catalog_id, e.namespace_key, e.name, e.kind, e.metadata_location, e.version, e.locations_of
        FROM catalog_entities e JOIN catalogs c ON c.id = e.catalog_id
       WHERE c.tenant_id = $1 AND c.name = $2 AND (e.namespace_key, e.name) IN (SELECT * FROM unnest($3::text[], $4::text[]))
       ORDER BY e.namespace_key, e.name FOR UPDATE OF e`,

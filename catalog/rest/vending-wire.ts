@@ -9,25 +9,16 @@ import {
   DEFAULT_VENDED_DURATION_SECONDS, MAX_VENDED_DURATION_SECONDS, MIN_VENDED_DURATION_SECONDS, type S3VendingConfig,
 } from '../../storage-creds/s3-vending.js';
 import { badRequest } from './errors.js';
+import { checkS3HttpEndpoint, onlyFields } from './profile-fields.js';
 
 export function parseS3VendingConfig(json: JsonValue): S3VendingConfig {
   const what = 'storage-profile vended-credentials';
   const o = asObject(json, what);
-  for (const k of Object.keys(o)) if (!['role-arn', 'sts-endpoint', 'duration-seconds', 'external-id'].includes(k)) throw badRequest(`Unknown field '${k}' in ${what}`);
+  onlyFields(o, ['role-arn', 'sts-endpoint', 'duration-seconds', 'external-id'], what);
   const roleArn = requiredString(o, 'role-arn', what);
   if (!/^arn:[a-z-]+:iam::[0-9A-Za-z-]*:role\/[\w+=,.@/-]{1,512}$/.test(roleArn)) throw badRequest(`Invalid role-arn in ${what}: expected arn:<partition>:iam::<account>:role/<name>`);
   const stsEndpoint = optionalString(o, 'sts-endpoint', what) ?? null;
-  if (stsEndpoint !== null) {
-    let url: URL | undefined;
-    try {
-      url = new URL(stsEndpoint);
-    } catch {
-      url = undefined;
-    }
-    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
-      throw badRequest(`Invalid sts-endpoint in ${what}: expected an http:// or https:// URL without credentials`);
-    }
-  }
+  if (stsEndpoint !== null) checkS3HttpEndpoint(stsEndpoint, 'sts-endpoint', what);
   const durationSeconds = optionalInt(o, 'duration-seconds', what) ?? DEFAULT_VENDED_DURATION_SECONDS;
   if (durationSeconds < MIN_VENDED_DURATION_SECONDS || durationSeconds > MAX_VENDED_DURATION_SECONDS) {
     throw badRequest(`Invalid duration-seconds in ${what}: expected ${MIN_VENDED_DURATION_SECONDS} to ${MAX_VENDED_DURATION_SECONDS}`);

@@ -16,12 +16,15 @@ import type { LocationMapping } from '../../storage-creds/file-io.js';
 import { warehouseLocationOf, type StorageProfile, type StorageSecret } from '../../storage-creds/storage-profile.js';
 import type { EntityIdent, Namespace } from './context.js';
 import { badRequest } from './errors.js';
+import { checkS3HttpEndpoint, onlyFields } from './profile-fields.js';
 import type { LoadedTable, LoadedView } from './loaded.js';
 import type { CreateCatalogRequest, ParsedStorageProfile } from './operations/catalogs/index.js';
 import type { TableChange } from './operations/tables/commit.js';
 import type { CreateTableRequest, RegisterTableRequest } from './operations/tables/index.js';
 import type { CreateViewRequest } from './operations/views/index.js';
 import { parseS3VendingConfig, s3VendingConfigToJson } from './vending-wire.js';
+import { adlsStorageProfileToJson, parseAdlsStorageProfile } from './adls-wire.js';
+import { gcsStorageProfileToJson, parseGcsStorageProfile } from './gcs-wire.js';
 import type { Page } from './paging.js';
 import type { CatalogRecord } from './store.js';
 import type { ViewRequirement, ViewUpdate } from '../iceberg/view-metadata.js';
@@ -161,10 +164,6 @@ export function parseReportMetrics(json: JsonValue | undefined): { readonly repo
   return { reportType, report: o };
 }
 
-function onlyFields(o: JsonObject, allowed: readonly string[], what: string): void {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) throw badRequest(`Unknown field '${k}' in ${what}`);
-}
-
 /**
  * `storage-profile` of a catalog creation (docs/storage.md): `{type: "s3", bucket, key-prefix?,
  * region, endpoint?, path-style-access?, credentials: {type: access-key | environment |
@@ -174,8 +173,10 @@ export function parseStorageProfile(json: JsonValue): ParsedStorageProfile {
   const what = 'storage-profile';
   const o = asObject(json, what);
   const type = requiredString(o, 'type', what);
-  if (type !== 's3') throw badRequest(`Unsupported storage-profile type ${JSON.stringify(type)}: expected "s3"`);
-  onlyFields(o, ['type', 'bucket', 'key-prefix', 'region', 'endpoint', 'path-style-access', 'credentials', 'vended-credentials'], what);
+  if (type === 'adls') return parseAdlsStorageProfile(o);
+  if (type === 'gcs') return parseGcsStorageProfile(o);
+  if (type !== 's3') throw badRequest(`Unsupported storage-profile type ${JSON.stringify(type)}: expected "s3", "adls" or "gcs"`);
+  onlyFields(o, ['type', 'bucket', 'key-prefix', 'region', 'endpoint', 'path-style-access', 'credentials', 'vended-credentials', 'role-arn', 'external-id', 'sts-endpoint'], what);
   const bucket = requiredString(o, 'bucket', what);
   // S3's bucket naming rules (RGW enforces the same): 3-63 of a-z, 0-9, '.', '-'.
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw badRequest(`Invalid bucket name ${JSON.stringify(bucket)} in storage-profile: 3-63 lowercase letters, digits, '.' or '-'`);
@@ -183,18 +184,16 @@ export function parseStorageProfile(json: JsonValue): ParsedStorageProfile {
   const region = requiredString(o, 'region', what);
   if (!/^[a-z0-9-]{1,64}$/.test(region)) throw badRequest(`Invalid region ${JSON.stringify(region)} in storage-profile`);
   const endpoint = optionalString(o, 'endpoint', what) ?? null;
-  if (endpoint !== null) {
-    let url: URL | undefined;
-    try {
-      url = new URL(endpoint);
-    } catch {
-      url = undefined;
-    }
-    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
-      throw badRequest('Invalid endpoint in storage-profile: expected an http:// or https:// URL without credentials');
-    }
-  }
+  if (endpoint !== null) checkS3HttpEndpoint(endpoint, 'endpoint', what);
   const pathStyleAccess = optionalBoolean(o, 'path-style-access', what) ?? false;
+  // The role the server assumes for its own access (s3-assumed-role.ts).
+  const roleArn = optionalString(o, 'role-arn', what) ?? null;
+  const externalId = optionalString(o, 'external-id', what) ?? null;
+  const stsEndpoint = optionalString(o, 'sts-endpoint', what) ?? null;
+  if (roleArn !== null && !/^arn:[a-z0-9-]*:iam::[0-9]*:role\/[\w+=,.@/-]{1,512}$/.test(roleArn)) throw badRequest('Invalid role-arn in storage-profile: expected arn:aws:iam::<account>:role/<name>');
+  if (roleArn === null && (externalId !== null || stsEndpoint !== null)) throw badRequest('external-id and sts-endpoint in storage-profile need role-arn');
+  if (externalId !== null && !/^[\w+=,.@:/-]{2,1224}$/.test(externalId)) throw badRequest('Invalid external-id in storage-profile');
+  if (stsEndpoint !== null) checkS3HttpEndpoint(stsEndpoint, 'sts-endpoint', what);
   const credentialsJson = field(o, 'credentials');
   if (credentialsJson === undefined || credentialsJson === null) throw badRequest('Missing field \'credentials\' in storage-profile');
   const c = asObject(credentialsJson, 'storage-profile credentials');
@@ -219,7 +218,7 @@ export function parseStorageProfile(json: JsonValue): ParsedStorageProfile {
   }
   const vending = field(o, 'vended-credentials');
   const vendedCredentials = vending === undefined || vending === null ? undefined : parseS3VendingConfig(vending);
-  return { profile: { type: 's3', bucket, keyPrefix, region, endpoint, pathStyleAccess, credentialSource: source, ...(vendedCredentials !== undefined ? { vendedCredentials } : {}) }, secret };
+  return { profile: { type: 's3', bucket, keyPrefix, region, endpoint, pathStyleAccess, credentialSource: source, ...(vendedCredentials !== undefined ? { vendedCredentials } : {}), ...(roleArn !== null ? { assumeRole: { roleArn, externalId, stsEndpoint } } : {}) }, secret };
 }
 
 /** A profile as clients see it: everything but the keys. */
@@ -232,7 +231,16 @@ export function storageProfileToJson(p: StorageProfile): JsonObject {
         'path-style-access': p.pathStyleAccess,
         credentials: { type: p.credentialSource },
         ...(p.vendedCredentials !== undefined ? { 'vended-credentials': s3VendingConfigToJson(p.vendedCredentials) } : {}),
+        ...(p.assumeRole !== undefined ? {
+          'role-arn': p.assumeRole.roleArn,
+          ...(p.assumeRole.externalId !== null ? { 'external-id': p.assumeRole.externalId } : {}),
+          ...(p.assumeRole.stsEndpoint !== null ? { 'sts-endpoint': p.assumeRole.stsEndpoint } : {}),
+        } : {}),
       };
+    case 'adls':
+      return adlsStorageProfileToJson(p);
+    case 'gcs':
+      return gcsStorageProfileToJson(p);
   }
 }
 
@@ -244,9 +252,7 @@ export function parseCreateCatalog(json: JsonValue | undefined): CreateCatalogRe
     const mo = asObject(m, `location-mappings[${i}]`);
     return { from: requiredString(mo, 'from', `location-mappings[${i}]`), to: requiredString(mo, 'to', `location-mappings[${i}]`) };
   });
-  for (const k of Object.keys(o)) {
-    if (!['name', 'warehouse-location', 'properties', 'location-mappings', 'storage-profile'].includes(k)) throw badRequest(`Unknown field '${k}' in ${what}`);
-  }
+  onlyFields(o, ['name', 'warehouse-location', 'properties', 'location-mappings', 'storage-profile'], what);
   const profileJson = field(o, 'storage-profile');
   const storage = profileJson === undefined || profileJson === null ? undefined : parseStorageProfile(profileJson);
   // With a profile the warehouse may be left out: it is the profile's bucket and prefix.

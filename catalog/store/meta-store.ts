@@ -10,9 +10,22 @@ export interface QueryResult<R> {
   readonly rowCount: number;
 }
 
+/** How a statement is run. */
+export interface QueryOptions {
+  /**
+   * Keep the statement prepared (parsed and planned once per connection, a named prepared
+   * statement on PostgreSQL): for a small lookup on a hot path, parsing and planning cost
+   * PostgreSQL several times what running it does. Only for SQL whose text is a constant: each
+   * distinct text stays prepared on every pooled connection for the connection's life. Name the
+   * columns it returns (no `SELECT *` of a table): PostgreSQL re-plans a prepared statement after
+   * a schema change, but refuses one whose result columns changed. PGlite ignores it.
+   */
+  readonly prepared?: boolean;
+}
+
 /** Something that runs parameterised SQL: the store itself or an open transaction. */
 export interface SqlExecutor {
-  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
 }
 
 export type StoreBackend = 'postgres' | 'pglite';

@@ -1,6 +1,7 @@
 /** MetaStore over a PostgreSQL server through a `pg` connection pool. */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { MetaStore, QueryResult, SqlExecutor, StoreChannel, StoreListener, StoreNotifications } from './meta-store.js';
+import type { MetaStore, QueryOptions, QueryResult, SqlExecutor, StoreChannel, StoreListener, StoreNotifications } from './meta-store.js';
 import { ChannelListeners, parseInt8, STORE_CHANNELS, withDeadline } from './meta-store.js';
 
 /** How long the listening connection waits before it reconnects after losing the server. */
@@ -25,10 +26,27 @@ const typeParsers = {
   },
 } as unknown as pg.CustomTypesConfig;
 
-function executor(client: pg.Pool | pg.PoolClient): SqlExecutor {
+/**
+ * Names of prepared statements by their text. The name is a digest of the text, so two texts never
+ * share a name (pg refuses a name reused for another text) and every process names a text alike.
+ */
+class StatementNames {
+  readonly #names = new Map<string, string>();
+
+  of(sql: string): string {
+    let name = this.#names.get(sql);
+    if (name === undefined) this.#names.set(sql, name = `floe_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`);
+    return name;
+  }
+}
+
+function executor(client: pg.Pool | pg.PoolClient, names: StatementNames): SqlExecutor {
   return {
-    async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
-      const r = await client.query({ text: sql, values: params as unknown[] | undefined, types: typeParsers });
+    async query<R>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
+      const r = await client.query({
+        text: sql, values: params as unknown[] | undefined, types: typeParsers,
+        ...(options?.prepared === true ? { name: names.of(sql) } : {}),
+      });
       return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
     },
   };
@@ -39,6 +57,7 @@ export class PgStore implements MetaStore {
   readonly notifications: StoreNotifications;
   private readonly pool: pg.Pool;
   private readonly direct: SqlExecutor;
+  readonly #statementNames = new StatementNames();
   readonly #listeners = new ChannelListeners();
   /** The dedicated listening connection: it hears other processes' changes whatever the pool does. */
   #listener: pg.Client | undefined;
@@ -63,7 +82,7 @@ export class PgStore implements MetaStore {
     });
     // An idle client losing its server is reported here; without a listener it would crash the process.
     this.pool.on('error', () => undefined);
-    this.direct = executor(this.pool);
+    this.direct = executor(this.pool, this.#statementNames);
     this.notifications = {
       listen: (channel: StoreChannel, listener: StoreListener) => {
         const remove = this.#listeners.add(channel, listener);
@@ -107,16 +126,24 @@ export class PgStore implements MetaStore {
       .catch(down);
   }
 
-  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
-    return this.direct.query<R>(sql, params);
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
+    return this.direct.query<R>(sql, params, options);
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken = false;
+    // The pool listens for errors on idle clients only. A connection lost while the transaction
+    // holds it (PostgreSQL restarted, a network cut mid-COMMIT) is reported both to the query in
+    // flight and as an 'error' event on the client: without a listener here that event is an
+    // uncaught exception, which ends the process. The query's own error is what the caller sees.
+    const lost = (): void => {
+      broken = true;
+    };
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
-      const result = await fn(executor(client));
+      const result = await fn(executor(client, this.#statementNames));
       await client.query('COMMIT');
       return result;
     } catch (e) {
@@ -127,6 +154,7 @@ export class PgStore implements MetaStore {
       }
       throw e;
     } finally {
+      client.off('error', lost);
       client.release(broken);
     }
   }

@@ -40,7 +40,7 @@ export interface ExecutorOptions {
   readonly dataDirectories: readonly string[];
   /** Spill space per worker in bytes. Default 16 GiB. */
   readonly maxTempDirectoryBytes?: number;
-  /** Grace after a deadline before a silent worker is aborted (ms). Default 5000. */
+  /** Grace after an interrupt before a silent worker's task is aborted (ms). Default `DEFAULT_ABORT_GRACE_MS`. */
   readonly abortGraceMs?: number;
   /**
    * Time-sliced fragments that may be parked (between quanta, holding their thread and pending
@@ -94,6 +94,8 @@ export interface StatementStorage {
   readVersioned?(location: string): Promise<{ readonly bytes: Uint8Array; readonly version: string | undefined }>;
   /** The object's current version tag (S3 HeadObject), to check a cached copy against. */
   version?(location: string): Promise<string | undefined>;
+  /** A byte range with the version tag and the object's size (the cache fetches large files in ranges). */
+  readRangeVersioned?(location: string, offset: number, length: number): Promise<{ readonly bytes: Uint8Array; readonly version: string | undefined; readonly objectSize: number | undefined }>;
   /** Create-if-absent: a data file name is new on every write. */
   write(location: string, bytes: Uint8Array): Promise<void>;
   delete(location: string): Promise<void>;
@@ -292,12 +294,23 @@ function interruptError(reason: number, timeoutMs: number | undefined): FloeErro
   return reason === INTERRUPT_TIMEOUT ? floeError('QUERY_TIMEOUT', { limitMs: timeoutMs ?? 0, source: 'query' }) : floeError('QUERY_CANCELLED', { reason: 'cancelled by request' });
 }
 
+/**
+ * How long an interrupted worker may take to answer before its task is aborted (piscina then ends
+ * the thread): one minute. The abort is a last resort for a worker stuck inside one DuckDB task, and
+ * a costly one: ending a thread while DuckDB unwinds an interrupted statement can abort the whole
+ * process (see `close`). A worker on a loaded host can need seconds to be scheduled and reach the
+ * next task boundary, so a grace of a few seconds (5 s before) turned load into that risk. What a
+ * longer grace costs is only that a worker really stuck holds its thread, and its query's caller
+ * waits for the error, a minute instead of seconds.
+ */
+export const DEFAULT_ABORT_GRACE_MS = 60_000;
+
 /** Starts a pool. Workers start lazily; `close()` ends them. */
 export function createExecutor(options: ExecutorOptions): Executor {
   const spillRoot = path.resolve(options.spillDirectory);
   mkdirSync(spillRoot, { recursive: true });
   const workers = Math.max(1, options.workers ?? 2);
-  const grace = options.abortGraceMs ?? 5000;
+  const grace = options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS;
   const maxParked = Math.max(0, options.maxParkedFragments ?? 4 * workers);
   const niceness = Math.min(19, Math.max(0, Math.floor(options.backgroundNiceness ?? 0)));
   const interactiveSlots = Math.max(0, Math.floor(options.interactiveSlots ?? 0));
@@ -326,6 +339,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
     concurrentTasksPerWorker: 1,
     workerData,
   });
+  /**
+   * The interrupt cells of the plans running now, each with a promise that settles when its plan
+   * has: `close()` stops them and lets their workers answer before it ends the threads.
+   */
+  const running = new Map<InterruptCell, Promise<void>>();
   const pool = lanePool(baseConfig, workers + interactiveSlots + maxParked);
   const background = niceness > 0 ? lanePool({ ...baseConfig, niceness }, workers + maxParked) : pool;
 
@@ -446,6 +464,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
     const queryId = randomUUID();
     const queryDir = path.join(spillRoot, queryId);
     const cell = interruptCell(opts);
+    let settled!: () => void;
+    running.set(cell, new Promise<void>((resolve) => { settled = resolve; }));
     const done = new Map<number, Promise<WorkerReply | undefined>>();
     const last = plan.fragments[plan.fragments.length - 1]!;
     const perFragment: FragmentMetrics[] = [];
@@ -514,6 +534,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
     } finally {
       cell.dispose();
       if (created) rmSync(queryDir, { recursive: true, force: true });
+      running.delete(cell);
+      settled();
     }
   }
 
@@ -571,6 +593,20 @@ export function createExecutor(options: ExecutorOptions): Executor {
       return pool.threads.length + (background === pool ? 0 : background.threads.length);
     },
     async close() {
+      // A worker thread ended while it stops an interrupted DuckDB statement takes the whole process
+      // down ("terminate called after throwing an instance of 'Napi::Error'": a server closed just
+      // after cancelling a query did). So what runs is interrupted, and its workers answer first; a
+      // worker that does not is ended by its task's own grace period (see `runTask`), and a
+      // fragment that waits for a quantum that will not come is not waited for past that.
+      if (running.size > 0) {
+        for (const cell of running.keys()) cell.interrupt(INTERRUPT_CANCEL);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.allSettled([...running.values()]),
+          new Promise<void>((resolve) => { timer = setTimeout(resolve, grace + 1000); }),
+        ]);
+        clearTimeout(timer);
+      }
       await Promise.all([pool.destroy(), ...(background === pool ? [] : [background.destroy()])]);
       rmSync(baseConfig.tempDirectory, { recursive: true, force: true });
       rmSync(stagingDirectory, { recursive: true, force: true });

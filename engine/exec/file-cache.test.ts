@@ -1,5 +1,5 @@
 import t from 'tap';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { FileCache } from './file-cache.js';
@@ -91,10 +91,15 @@ t.test('a file replaced under the same name is fetched again, never served stale
   const lease = await cache.acquire([{ location: 'x', size: 120 }], s.fetch);
   t.same([...readFileSync(lease.paths.get('x')!)].slice(0, 3), [7, 7, 7]);
   await lease.release();
-  // A manifest size the object does not have is an error, not a silent read of other bytes.
+  // A manifest size the object does not have: the object as stored now is served (as a local file
+  // is read in place), never an older copy, and the disagreement is counted.
   const fresh = new FileCache({ directory: path.join(root, 'c5b'), maxBytes: 10_000 });
-  await t.rejects(fresh.acquire([{ location: 'x', size: 100 }], s.fetch), /replaced outside Iceberg/);
-  t.equal(fresh.stats().residentBytes, 0, 'nothing is kept of a failed fetch');
+  const other = await fresh.acquire([{ location: 'x', size: 100 }], s.fetch);
+  t.same(readFileSync(other.paths.get('x')!), Buffer.from(s.bytes.get('x')!), 'the 120 bytes stored now');
+  t.same([fresh.stats().sizeMismatches, fresh.stats().residentBytes], [1, 120]);
+  await other.release();
+  await t.rejects(fresh.acquire([{ location: 'gone', size: 100 }], s.fetch), /no gone/);
+  t.equal(fresh.stats().residentBytes, 120, 'nothing is kept of a failed fetch');
 });
 
 t.test('two queries wanting the same file fetch it once', async (t) => {
@@ -158,4 +163,149 @@ t.test('leases wanting a cached copy at the same time share one version check', 
   await Promise.all(leases.map((l) => l.release()));
   await (await cache.acquire([{ location: 'w', size: 100 }], fetch, current)).release();
   t.equal(heads, 2, 'a later lease checks again');
+});
+
+t.test('checks alongside: a hit is served at once, its verdict says whether it was current', async (t) => {
+  const s = store({ a: 100, b: 50 });
+  let tag = 'e1';
+  let release: () => void = () => undefined;
+  let heads = 0;
+  const fetch = async (l: string) => ({ bytes: await s.fetch(l), version: tag });
+  // The HEAD answers only when the test lets it: the lease must not wait for it.
+  const current = async () => {
+    heads++;
+    await new Promise<void>((r) => { release = r; });
+    return tag;
+  };
+  const cache = new FileCache({ directory: path.join(root, 'c9'), maxBytes: 1000 });
+  await (await cache.acquire([{ location: 'a', size: 100 }], fetch, current)).release();
+  const lease = await cache.acquire([{ location: 'a', size: 100 }, { location: 'b', size: 50 }], fetch, current, { checks: 'alongside' });
+  t.equal(heads, 1, 'the check of the hit is in flight');
+  t.ok(existsSync(lease.paths.get('a')!), 'and the copy already served');
+  t.equal(s.reads.get('b'), 1, 'the miss was fetched (its GET is its check)');
+  release();
+  t.same(await lease.verdict, { kind: 'current' });
+  await lease.release();
+
+  // Rewritten in place: served alongside, the verdict says stale, and the next lease fetches anew.
+  tag = 'e2';
+  s.bytes.set('a', new Uint8Array(100).fill(7));
+  const stale = await cache.acquire([{ location: 'a', size: 100 }], fetch, current, { checks: 'alongside' });
+  release();
+  t.same(await stale.verdict, { kind: 'stale', location: 'a' });
+  await stale.release();
+  t.equal(cache.stats().staleRefetches, 1);
+  const fresh = await cache.acquire([{ location: 'a', size: 100 }], fetch, current, { checks: 'alongside' });
+  t.equal(s.reads.get('a'), 2, 'fetched again');
+  t.same([...readFileSync(fresh.paths.get('a')!)].slice(0, 2), [7, 7]);
+  t.same(await fresh.verdict, { kind: 'current' }, 'a copy fetched for this lease needs no check');
+  t.equal(heads, 2);
+  await fresh.release();
+  t.equal(cache.stats().residentBytes, 150, 'the stale copy left the count');
+});
+
+t.test('a failed check is the verdict, not a stray rejection', async (t) => {
+  const s = store({ a: 10 });
+  const fetch = async (l: string) => ({ bytes: await s.fetch(l), version: 'e1' });
+  const cache = new FileCache({ directory: path.join(root, 'c10'), maxBytes: 1000 });
+  await (await cache.acquire([{ location: 'a', size: 10 }], fetch, async () => 'e1')).release();
+  const gone = Object.assign(new Error('File does not exist: a'), { kind: 'file-not-found' });
+  const lease = await cache.acquire([{ location: 'a', size: 10 }], fetch, async () => { throw gone; }, { checks: 'alongside' });
+  t.same(await lease.verdict, { kind: 'failed', error: gone });
+  await lease.release();
+  await t.rejects(cache.acquire([{ location: 'a', size: 10 }], fetch, async () => { throw gone; }), gone, 'checked before: the error rejects acquire');
+});
+
+t.test('resize: a smaller budget evicts unpinned copies and is never exceeded after', async (t) => {
+  const s = store({ a: 400, b: 400, c: 400 });
+  const cache = new FileCache({ directory: path.join(root, 'c11'), maxBytes: 2000 });
+  await (await cache.acquire([{ location: 'a', size: 400 }, { location: 'b', size: 400 }], s.fetch)).release();
+  cache.resize(500);
+  t.equal(cache.stats().residentBytes, 400, 'the least recently used copy evicted: the other fits');
+  t.equal(cache.stats().peakResidentBytes, 400, 'the peak restarts at what is resident');
+  const l = await cache.acquire([{ location: 'a', size: 400 }, { location: 'c', size: 400 }], s.fetch);
+  t.equal(cache.stats().bypasses, 1, 'the second file did not fit');
+  t.ok(cache.stats().peakResidentBytes <= 500);
+  await l.release();
+});
+
+t.test('a large file is fetched in parallel ranges of one version; tags that disagree fall back to one GET', async (t) => {
+  const size = 300_000;
+  const s = store({ big: size });
+  const ranges: [number, number][] = [];
+  let tagOf = (_offset: number): string => 'e1';
+  let objectSize = size;
+  const fetch = async (l: string) => ({ bytes: await s.fetch(l), version: 'e1' });
+  const fetchRange = async (l: string, offset: number, length: number) => {
+    ranges.push([offset, length]);
+    await new Promise((r) => setTimeout(r, 1));
+    return { bytes: s.bytes.get(l)!.subarray(offset, offset + length), version: tagOf(offset), objectSize };
+  };
+  const cache = new FileCache({ directory: path.join(root, 'c12'), maxBytes: 10 * size, partBytes: 65_536 });
+  const a = await cache.acquire([{ location: 'big', size }], fetch, undefined, { fetchRange });
+  t.equal(ranges.length, 5, 'five parts');
+  t.equal(s.reads.get('big'), undefined, 'no whole-object GET');
+  t.same(readFileSync(a.paths.get('big')!), Buffer.from(s.bytes.get('big')!), 'the bytes, in place');
+  t.equal(a.bytesFetched, size);
+  await a.release();
+
+  cache.evictAll();
+  tagOf = (offset) => (offset === 0 ? 'e1' : 'e2');
+  const b = await cache.acquire([{ location: 'big', size }], fetch, undefined, { fetchRange });
+  t.equal(s.reads.get('big'), 1, 'parts of two versions: fetched again in one GET');
+  t.same(readFileSync(b.paths.get('big')!), Buffer.from(s.bytes.get('big')!));
+  await b.release();
+
+  // The object is not the manifest's size: the parts planned from it would assemble another
+  // length, so the whole object comes in one GET and is served as stored (as a local file is read).
+  for (const [label, actual, told] of [['larger', size + 10, true], ['smaller', size - 70_000, true], ['smaller, no Content-Range', size - 70_000, false], ['larger, no Content-Range', size + 10, false]] as const) {
+    cache.evictAll();
+    s.bytes.set('big', Uint8Array.from({ length: actual }, (_, i) => (i * 7) % 251));
+    s.reads.delete('big');
+    tagOf = () => 'e3';
+    objectSize = told ? actual : (undefined as unknown as number);
+    const before = cache.stats().sizeMismatches;
+    const c = await cache.acquire([{ location: 'big', size }], fetch, undefined, { fetchRange });
+    t.equal(s.reads.get('big'), 1, `${label}: one whole-object GET`);
+    t.same(readFileSync(c.paths.get('big')!), Buffer.from(s.bytes.get('big')!), `${label}: the object's bytes, its length`);
+    t.equal(c.bytesFetched, actual, `${label}: the real bytes fetched`);
+    t.equal(cache.stats().residentBytes, actual, `${label}: the budget counts the real bytes`);
+    t.equal(cache.stats().sizeMismatches, before + 1, `${label}: counted`);
+    await c.release();
+  }
+  cache.evictAll();
+  t.equal(cache.stats().residentBytes, 0, 'evicted by its real bytes');
+  t.same(readdirSync(path.join(root, 'c12', 'files')), [], 'no partial file left');
+});
+
+t.test('an object of another size than the manifest: served as stored, reported, and still checked by its tag', async (t) => {
+  const s = store({ 's3://b/odd.parquet': 300, 's3://b/other.parquet': 400 });
+  let tag = 'e1';
+  const fetch = async (l: string) => ({ bytes: await s.fetch(l), version: tag });
+  const told: unknown[] = [];
+  const cache = new FileCache({ directory: path.join(root, 'c13'), maxBytes: 800, onSizeMismatch: (m) => told.push(m) });
+  const a = await cache.acquire([{ location: 's3://b/odd.parquet', size: 100 }], fetch, async () => tag);
+  t.same(readFileSync(a.paths.get('s3://b/odd.parquet')!), Buffer.from(s.bytes.get('s3://b/odd.parquet')!), 'the 300 bytes stored, not refused');
+  t.same(told, [{ location: 's3://b/odd.parquet', manifestBytes: 100, objectBytes: 300 }], 'reported with its location');
+  t.same([cache.stats().sizeMismatches, cache.stats().residentBytes], [1, 300], 'counted; the budget holds its real bytes');
+  await a.release();
+
+  // Both fit the budget by their real bytes (300 + 400).
+  const b = await cache.acquire([{ location: 's3://b/other.parquet', size: 400 }], fetch, async () => tag);
+  t.equal(cache.stats().residentBytes, 700);
+  t.ok(cache.stats().peakResidentBytes <= 800, 'never above the budget');
+  await b.release();
+
+  // A hit is still checked by its tag: rewritten (another ETag), it is fetched again, never stale.
+  const c = await cache.acquire([{ location: 's3://b/odd.parquet', size: 100 }], fetch, async () => tag);
+  t.equal(s.reads.get('s3://b/odd.parquet'), 1, 'a hit while the tag is the same');
+  await c.release();
+  s.bytes.set('s3://b/odd.parquet', Uint8Array.from({ length: 250 }, (_, i) => (i * 3) % 251));
+  tag = 'e2';
+  const d = await cache.acquire([{ location: 's3://b/odd.parquet', size: 100 }], fetch, async () => tag);
+  t.equal(s.reads.get('s3://b/odd.parquet'), 2, 'refetched');
+  t.same(readFileSync(d.paths.get('s3://b/odd.parquet')!), Buffer.from(s.bytes.get('s3://b/odd.parquet')!), 'the new bytes');
+  t.same([cache.stats().staleRefetches, cache.stats().sizeMismatches], [1, 2]);
+  await d.release();
+  t.equal(cache.stats().residentBytes, 400 + 250, 'the stale copy freed its real bytes');
 });

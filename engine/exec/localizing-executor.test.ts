@@ -69,3 +69,72 @@ t.test('without a way to reach the store, a clear error, not a wrong read', asyn
   const plan: FragmentPlan = { fragments: [{ id: 0, sql: 'SELECT 1', inputs: [], scans: [scan([task('s3://bucket/x.parquet', 3)])] }] };
   await t.rejects(ex.execute(plan), { code: 'UNSUPPORTED_STATEMENT' });
 });
+
+t.test('an ETag found changed after the statement ran on the cached copy: its result is dropped and it runs again on the new bytes', async (t) => {
+  const cache = new FileCache({ directory: path.join(root, 'c3'), maxBytes: 1 << 20 });
+  const location = 's3://bucket/t/data/v.parquet';
+  let stored = { bytes: new Uint8Array(4).fill(1), version: 'e1' };
+  let heads = 0;
+  let runs = 0;
+  // The inner executor answers with the first byte of the copy it read.
+  const inner: Executor = {
+    ...recorder().executor,
+    async execute(plan) {
+      runs++;
+      const copy = plan.fragments[0]!.scans[0]!.localFiles!.get(location)!;
+      return { columns: ['b'], types: ['INTEGER'], rows: [[readFileSync(copy)[0]!]], metrics: { rows: 1, fragments: 1, cpuMs: 0, wallMs: 0, bytesScanned: 4, perFragment: [] } };
+    },
+  };
+  const ex = localizingExecutor(inner, cache);
+  const io = {
+    read: async () => stored.bytes, readVersioned: async () => stored,
+    version: async () => {
+      heads++;
+      await new Promise((r) => setTimeout(r, 20));
+      return stored.version;
+    },
+    write: async () => undefined, delete: async () => undefined,
+  };
+  const plan: FragmentPlan = { fragments: [{ id: 0, sql: 'SELECT 1', inputs: [], scans: [scan([task(location, 4)])] }] };
+  t.same((await ex.execute(plan, { storage: async () => io })).rows, [[1]], 'fetched');
+  t.same((await ex.execute(plan, { storage: async () => io })).rows, [[1]], 'a hit, checked alongside');
+  t.equal(heads, 1);
+  t.equal(runs, 2);
+  stored = { bytes: new Uint8Array(4).fill(2), version: 'e2' };
+  const r = await ex.execute(plan, { storage: async () => io });
+  t.same(r.rows, [[2]], 'the new bytes, never the cached ones');
+  t.equal(runs, 4, 'the run over the stale copy was thrown away');
+  t.equal(r.metrics.bytesScanned, 4, 'the refetch counts');
+  t.equal(cache.stats().staleRefetches, 1);
+});
+
+t.test('a statement cancelled while its files are fetched ends at once with QUERY_CANCELLED and holds no pin', async (t) => {
+  const cache = new FileCache({ directory: path.join(root, 'c4'), maxBytes: 1 << 20 });
+  const { executor, seen } = recorder();
+  const ex = localizingExecutor(executor, cache);
+  const location = 's3://bucket/t/data/slow.parquet';
+  let answer: (() => void) | undefined;
+  let asked = 0;
+  // The GET answers only when the test lets it: the statement must not wait for it to end.
+  const io = {
+    read: async () => {
+      asked++;
+      await new Promise<void>((resolve) => { answer = resolve; });
+      return new Uint8Array(8).fill(3);
+    },
+    write: async () => undefined, delete: async () => undefined,
+  };
+  const plan: FragmentPlan = { fragments: [{ id: 0, sql: 'SELECT 1', inputs: [], scans: [scan([task(location, 8)])] }] };
+  const abort = new AbortController();
+  const running = ex.execute(plan, { storage: async () => io, signal: abort.signal });
+  for (let i = 0; i < 10_000 && answer === undefined; i++) await new Promise((r) => setImmediate(r));
+  t.equal(asked, 1, 'the GET is in flight');
+  abort.abort();
+  await t.rejects(running, { code: 'QUERY_CANCELLED' }, 'the cancellation, not the fetch, ends it');
+  t.same(seen, [], 'the statement never ran');
+  answer!();
+  await cache.idle();
+  t.equal(cache.stats().residentBytes, 8, 'the fetch under way finished into the cache');
+  cache.evictAll();
+  t.equal(cache.stats().residentBytes, 0, 'unpinned: nothing held for the cancelled statement');
+});

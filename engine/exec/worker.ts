@@ -15,7 +15,7 @@
  * The instance lives as long as the thread: that is the worker's state by design (a process
  * boundary), and the only module-level state in the engine.
  */
-import { closeSync, mkdirSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import { threadId, workerData, type MessagePort } from 'node:worker_threads';
@@ -702,9 +702,41 @@ function icebergValueOf(v: DuckDBValue): IcebergValue | null {
   return v.toString();
 }
 
+/** A written Parquet file as the catalog needs it: row count, size, and per-column stats as `parquet_metadata` has them. */
+async function writtenFile(conn: DuckDBConnection, path: string, partition: WrittenFile['partition']): Promise<WrittenFile> {
+  const meta = (await conn.runAndReadAll(
+    `SELECT row_group_id, row_group_num_rows, path_in_schema, num_values, stats_null_count, total_compressed_size, coalesce(stats_min_value, stats_min), coalesce(stats_max_value, stats_max) FROM parquet_metadata(${sqlString(path)})`,
+  )).getRowsJS();
+  const groups = new Map<string, number>();
+  for (const r of meta) groups.set(String(r[0]), Number(r[1]));
+  return {
+    path,
+    partition,
+    recordCount: [...groups.values()].reduce((a, b) => a + b, 0),
+    fileSizeInBytes: statSync(path).size,
+    columns: meta.map((r) => ({
+      name: String(r[2]),
+      valueCount: Number(r[3]),
+      nullCount: r[4] === null ? null : Number(r[4]),
+      compressedSize: Number(r[5]),
+      min: r[6] === null ? null : String(r[6]),
+      max: r[7] === null ? null : String(r[7]),
+    })),
+  };
+}
+
+/** Removes a file this worker wrote and will not report (a failed or empty write); best effort. */
+function removeLocalFile(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // not a local path, or already gone: an orphan at worst
+  }
+}
+
 /**
  * A write: the rows of `sql` go to one Parquet file per partition tuple, with Iceberg field ids.
- * Rows are staged in a temp table (which spills like any DuckDB data); partition values are computed
+ * An unpartitioned table's file is written straight from `sql`. Otherwise rows are staged in a temp table (which spills like any DuckDB data); partition values are computed
  * in SQL, except `bucket`, computed here with Iceberg's murmur3 over the distinct values and joined
  * back. Tuples are numbered by `dense_rank()`, each file is one COPY of one number, and the stats
  * come back raw from `parquet_metadata`.
@@ -726,6 +758,25 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
     const cols = task.columns.map((c) => quoteIdent(c.name)).join(', ');
     const fieldIds = `{${task.columns.map((c) => `${sqlString(c.name)}: ${c.fieldIdsSpec}`).join(', ')}}`;
     const casts = task.columns.map((c) => `CAST(q.${quoteIdent(c.name)} AS ${c.duckdbType}) AS ${quoteIdent(c.name)}`).join(', ');
+    if (task.partitionFields.length === 0) {
+      // Unpartitioned: one file, written straight from the query (staging the rows in temp tables
+      // first cost two more passes over them: COPY INTO and CTAS of big tables).
+      const path = `${task.dataDirectory.replace(/\/$/, '')}/${task.fileNamePrefix}-00001.parquet`;
+      const fileOrder = task.orderBy === undefined || task.orderBy.length === 0 ? '' : ` ORDER BY ${task.orderBy.map(quoteIdent).join(', ')}`;
+      try {
+        await drive(conn, `COPY (SELECT ${casts} FROM (${task.sql}) AS q(${cols})${fileOrder}) TO ${sqlString(path)} (FORMAT parquet, FIELD_IDS ${fieldIds})`, task, undefined, false, memory);
+      } catch (e) {
+        removeLocalFile(path);
+        throw e;
+      }
+      const file = await writtenFile(conn, path, []);
+      if (file.recordCount === 0) {
+        removeLocalFile(path);
+        return { ok: true, kind: 'written', files: [], metrics: metrics() };
+      }
+      rows = file.recordCount;
+      return { ok: true, kind: 'written', files: [file], metrics: metrics() };
+    }
     await drive(conn, `CREATE TEMP TABLE __floe_stage AS SELECT ${casts} FROM (${task.sql}) AS q(${cols})`, task, undefined, false, memory);
     const exprs: string[] = [];
     const joins: string[] = [];
@@ -760,27 +811,9 @@ async function runWrite(task: WriteTask): Promise<WorkerReply> {
       const path = `${task.dataDirectory.replace(/\/$/, '')}/${task.fileNamePrefix}-${String(n).padStart(5, '0')}.parquet`;
       const fileOrder = task.orderBy === undefined || task.orderBy.length === 0 ? '' : ` ORDER BY ${task.orderBy.map(quoteIdent).join(', ')}`;
       await drive(conn, `COPY (SELECT ${cols} FROM __floe_write WHERE __floe_part = ${n}${fileOrder}) TO ${sqlString(path)} (FORMAT parquet, FIELD_IDS ${fieldIds})`, task, undefined, false, memory);
-      const meta = (await conn.runAndReadAll(
-        `SELECT row_group_id, row_group_num_rows, path_in_schema, num_values, stats_null_count, total_compressed_size, coalesce(stats_min_value, stats_min), coalesce(stats_max_value, stats_max) FROM parquet_metadata(${sqlString(path)})`,
-      )).getRowsJS();
-      const groups = new Map<string, number>();
-      for (const r of meta) groups.set(String(r[0]), Number(r[1]));
-      const recordCount = [...groups.values()].reduce((a, b) => a + b, 0);
-      rows += recordCount;
-      files.push({
-        path,
-        partition: tuple.slice(1).map(toWire),
-        recordCount,
-        fileSizeInBytes: statSync(path).size,
-        columns: meta.map((r) => ({
-          name: String(r[2]),
-          valueCount: Number(r[3]),
-          nullCount: r[4] === null ? null : Number(r[4]),
-          compressedSize: Number(r[5]),
-          min: r[6] === null ? null : String(r[6]),
-          max: r[7] === null ? null : String(r[7]),
-        })),
-      });
+      const file = await writtenFile(conn, path, tuple.slice(1).map(toWire));
+      rows += file.recordCount;
+      files.push(file);
     }
     return { ok: true, kind: 'written', files, metrics: metrics() };
   } catch (e) {

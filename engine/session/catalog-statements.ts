@@ -11,6 +11,7 @@ import { floeError, isFloeError, type FloeError } from '../../grammar/errors.js'
 import type { AlterTable, AlterTableAction, OptionEntry, QualifiedName, Statement } from '../../grammar/ir.js';
 import { unreachable } from '../../grammar/ir.js';
 import { toCatalogError } from '../../catalog/rest/errors.js';
+import { StorageError } from '../../storage-creds/file-io.js';
 import type { CatalogContext, EntityIdent, Namespace } from '../../catalog/rest/context.js';
 import type { CatalogService } from '../../catalog/rest/service.js';
 import { schema as makeSchema, findFieldByName, type Schema } from '../../catalog/iceberg/schema.js';
@@ -57,6 +58,10 @@ const display = (a: TableAddress) => formatTableName({ catalog: a.catalog, names
 /** A catalog-service error as the query interface's error (unknown errors pass through as bugs). */
 export function sqlErrorOf(e: unknown, what: string): unknown {
   if (isFloeError(e)) return e;
+  // A location the warehouse's store cannot hold (a GCS object name with a line break) is the
+  // statement's fault; a store still unavailable after its retries is one the client may retry.
+  if ((e as { kind?: unknown } | null)?.kind === 'unsupported-location') return floeError('INVALID_REQUEST', { detail: (e as Error).message });
+  if (e instanceof StorageError && e.failure === 'unavailable') return floeError('SERVICE_UNAVAILABLE', { detail: e.message });
   const c = toCatalogError(e);
   if (!c) return e;
   switch (c.type) {
@@ -72,7 +77,7 @@ export function sqlErrorOf(e: unknown, what: string): unknown {
     case 'BadRequestException': case 'ValidationException': case 'UnprocessableEntityException':
       return floeError('INVALID_REQUEST', { detail: c.message });
     case 'UnsupportedOperationException': return floeError('UNSUPPORTED_STATEMENT', { what: c.message });
-    case 'CommitStateUnknownException': return e;
+    case 'CommitStateUnknownException': return floeError('COMMIT_STATE_UNKNOWN', { detail: c.message.replace(/^Commit state unknown: /, '') });
     default: return unreachable(c.type);
   }
 }
@@ -356,6 +361,7 @@ export function statementStorage(catalog: CatalogService, ctx: StatementContext)
       read: (l) => io.read(l), write: (l, bytes) => io.write(l, bytes), delete: (l) => io.delete(l),
       ...(io.readVersioned !== undefined ? { readVersioned: (l: string) => io.readVersioned!(l) } : {}),
       ...(io.version !== undefined ? { version: (l: string) => io.version!(l) } : {}),
+      ...(io.readRangeVersioned !== undefined ? { readRangeVersioned: (l: string, offset: number, length: number) => io.readRangeVersioned!(l, offset, length) } : {}),
     };
   };
 }

@@ -16,6 +16,7 @@ import type { CatalogContext } from '../../catalog/rest/context.js';
 import { toCatalogError } from '../../catalog/rest/errors.js';
 import { currentSchema, type TableMetadata } from '../../catalog/iceberg/table-metadata.js';
 import type { Executor } from '../exec/index.js';
+import { uploadingExecutor } from '../exec/localizing-executor.js';
 import { appendWriteRequest, commitUpdates, dataFilesFromWritten, duckdbType, quoteIdent, sqlString, stageAppend } from '../iceberg-io/index.js';
 import { schemaOfResult } from './result-schema.js';
 import { sqlErrorOf } from './catalog-statements.js';
@@ -96,8 +97,12 @@ async function importInto(deps: ImportDeps, r: ImportRequest): Promise<{ rows: n
   });
   const sql = `SELECT ${exprs.join(', ')} FROM (${source}) AS __floe_import`;
   const catalogRecord = await deps.catalog.loadCatalog(r.context, r.catalog);
-  const { request, dataLocation } = appendWriteRequest(metadata, sql, [], { locationMappings: catalogRecord.locationMappings });
-  const written = await deps.executor.write(request);
+  const { request, dataLocation } = appendWriteRequest(metadata, sql, [], { locationMappings: catalogRecord.locationMappings, catalog: r.catalog });
+  // A table on object storage: the worker writes locally and the files are uploaded before the commit.
+  const written = await deps.executor.write(request, { storage: async (name) => {
+    const io = await deps.catalog.fileIOFor(r.context, name);
+    return { read: (l) => io.read(l), write: (l, bytes) => io.write(l, bytes), delete: (l) => io.delete(l) };
+  } });
   const dataFiles = dataFilesFromWritten(metadata, written.files, dataLocation);
   const rows = dataFiles.reduce((n, f) => n + f.recordCount, 0);
   if (dataFiles.length === 0) return { rows, created };
@@ -128,7 +133,7 @@ export async function withImportExecutor<T>(
   create: (options: { workers: number; spillDirectory: string; dataDirectories: string[] }) => Executor,
   folders: { warehouse: string; spill: string; extra: readonly string[] }, directory: string, work: (executor: Executor) => Promise<T>,
 ): Promise<T> {
-  const executor = create({ workers: 1, spillDirectory: folders.spill, dataDirectories: [folders.warehouse, ...folders.extra, directory] });
+  const executor = uploadingExecutor(create({ workers: 1, spillDirectory: folders.spill, dataDirectories: [folders.warehouse, ...folders.extra, directory] }));
   try {
     return await work(executor);
   } finally {

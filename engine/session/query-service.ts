@@ -15,6 +15,7 @@
  * replica can answer any request.
  */
 import { randomUUID } from 'node:crypto';
+import { StorageError } from '../../storage-creds/file-io.js';
 import { QueryIds } from './query-id.js';
 import { FloeError, floeError, isFloeError, type ErrorCode } from '../../grammar/errors.js';
 import type { ParseResult, Parser } from '../../grammar/parser.js';
@@ -359,6 +360,11 @@ export class QueryService {
     const state = sqlState(e);
     if (state === '22021' || state === '22P05') {
       return floeError('INVALID_PARAMETER', { name: 'a string', detail: 'contains a character the store cannot hold (U+0000)' });
+    }
+    // The warehouse's object store failed after the FileIO's retries: the client is told so, with
+    // the operation, location and cause (never a key), as /v1 tells it (503 or 500).
+    if (e instanceof StorageError) {
+      return e.failure === 'unavailable' ? floeError('SERVICE_UNAVAILABLE', { detail: e.message }) : floeError('STORAGE_ERROR', { detail: e.message });
     }
     const reference = randomUUID().slice(0, 8);
     this.o.logBug?.(reference, e);

@@ -38,14 +38,12 @@ import {
 } from '../iceberg-io/index.js';
 import type { NestedField } from '../../catalog/iceberg/types.js';
 import { defaultValueSql } from '../iceberg-io/defaults.js';
+import { appendRetryDelayMs } from '../iceberg-io/append-retry.js';
 import { catalogContextOf, sqlErrorOf, statementStorage } from './catalog-statements.js';
 import { partitionSpecFromSql } from './schema-from-ir.js';
 import { schemaOfResult } from './result-schema.js';
 import type { RowSet, StatementContext } from './query-service.js';
 import type { QueryRunner, WorkloadShape } from './query-runner.js';
-
-/** Appends re-based this many times before giving up with COMMIT_CONFLICT. */
-const MAX_APPEND_ATTEMPTS = 20;
 
 const ONE_FRAGMENT = { maxFragmentsPerScan: 1, minRowsPerFragment: Number.MAX_SAFE_INTEGER };
 
@@ -187,6 +185,7 @@ export class WriteRunner {
     const io = await this.o.catalog.fileIOFor(cc, t.catalog);
     let current = metadata;
     const schemaId = currentSchema(metadata).schemaId;
+    const startedAt = Date.now();
     for (let attempt = 1; ; attempt++) {
       if (currentSchema(current).schemaId !== schemaId) throw floeError('COMMIT_CONFLICT', { detail: `the schema of ${t.display} changed while the statement ran; run it again` });
       const commit = await commitUpdates(io, current, staged);
@@ -196,9 +195,10 @@ export class WriteRunner {
         return;
       } catch (e) {
         const c = toCatalogError(e);
-        if (c?.type !== 'CommitFailedException' || !staged.rebaseable || attempt >= MAX_APPEND_ATTEMPTS) throw sqlErrorOf(e, t.display);
-        // Someone else committed first: re-base the append on their snapshot (jittered backoff).
-        await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 5 * attempt)));
+        const wait = appendRetryDelayMs(attempt, startedAt, Date.now());
+        if (c?.type !== 'CommitFailedException' || !staged.rebaseable || wait === undefined) throw sqlErrorOf(e, t.display);
+        // Someone else committed first: re-base the append on their snapshot (engine/iceberg-io/append-retry.ts).
+        await new Promise((r) => setTimeout(r, wait));
         current = (await this.loadTarget(ctx, t)).metadata;
       }
     }

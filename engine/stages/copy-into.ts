@@ -19,8 +19,8 @@ import { createGunzip } from 'node:zlib';
 import { mkdir, open, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { floeError, isFloeError, type FloeError } from '../../grammar/errors.js';
-import type { CopyInto } from '../../grammar/ir.js';
-import type { MetaStore } from '../../catalog/store/meta-store.js';
+import type { CopyInto, OptionEntry, StageQuery } from '../../grammar/ir.js';
+import type { MetaStore, SqlExecutor } from '../../catalog/store/meta-store.js';
 import type { CatalogService } from '../../catalog/rest/service.js';
 import type { LoadedTable } from '../../catalog/rest/loaded.js';
 import { toCatalogError } from '../../catalog/rest/errors.js';
@@ -31,8 +31,10 @@ import type { TableRequirement } from '../../catalog/iceberg/table-updates.js';
 import { resolveLocalPath } from '../../storage-creds/local-file-io.js';
 import type { FileIO } from '../../storage-creds/file-io.js';
 import type { Executor } from '../exec/index.js';
+import type { DataFile } from '../../catalog/iceberg/manifest.js';
 import { appendWriteRequest, commitUpdates, dataFilesFromWritten, duckdbType, quoteIdent, sqlString, stageAppend, type StagedChange } from '../iceberg-io/index.js';
 import { defaultValueSql } from '../iceberg-io/defaults.js';
+import { appendRetryDelayMs } from '../iceberg-io/append-retry.js';
 import { identName } from '../planner/names.js';
 import { checkIsolation } from '../planner/isolation.js';
 import { NamespaceLookup } from '../session/namespace-lookup.js';
@@ -42,6 +44,7 @@ import type { QueryRunner } from '../session/query-runner.js';
 import type { QueryLease } from '../wlm/index.js';
 import { compressionOfFile, formatTypeOfName, jsonCompression, readerSql, resolveLoadFormat, type LoadFormat, type ReaderColumn } from './load-format.js';
 import type { StagedFile } from './stage-files.js';
+import { badCaseSql, checkListsSql, checkTransform, csvColumns, transformPlan, type ColumnPlan, type FileColumn, type RowCheck } from './copy-transform.js';
 import { checkStageKey, parseStageRef, stageDisplay, stagePattern } from './stage-path.js';
 import type { ResolvedStage, StageService } from './stages.js';
 
@@ -52,7 +55,13 @@ const MAX_ERRORS_PER_FILE = 1000;
  * the next check): errors_seen, and the bad rows in rows_parsed, count at most this many.
  */
 const MAX_REJECTS_KEPT = 100_000;
-const MAX_APPEND_ATTEMPTS = 20;
+/** History rows per INSERT (16 parameters each, well under the protocol's 65,535). */
+const HISTORY_ROWS_PER_INSERT = 500;
+/** Files written at once by the one-pass load (each write is one worker's DuckDB, with its threads). */
+const ONE_PASS_PARALLEL_FILES = 2;
+
+/** Writes the load history of a COPY on a store transaction, with the snapshot it committed (null: none). */
+type HistoryWrite = (tx: SqlExecutor, snapshotId: bigint | null) => Promise<void>;
 /** Bytes read per step when checking a gzip file's integrity. */
 const GZIP_CHECK_CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -91,6 +100,8 @@ interface FileCheck {
   readonly errors: readonly LoadError[];
   /** Set when the file as a whole cannot be loaded (unreadable, empty, too large). */
   readonly fileError?: FloeError;
+  /** How its columns were read by the check, reused by the write. */
+  readonly plan?: ColumnPlan;
 }
 
 export interface FileOutcome {
@@ -107,15 +118,6 @@ export interface FileOutcome {
 const ANSWER_COLUMNS = ['file', 'status', 'rows_parsed', 'rows_loaded', 'errors_seen', 'first_error', 'first_error_line', 'first_error_column'];
 const ANSWER_TYPES = ['VARCHAR', 'VARCHAR', 'BIGINT', 'BIGINT', 'BIGINT', 'VARCHAR', 'BIGINT', 'BIGINT'];
 
-/** How the file's columns reach the target's: the reader's columns and, per target field, its source expression. */
-interface ColumnPlan {
-  readonly reader: readonly ReaderColumn[];
-  /** Target field → SQL over the reader's row (`undefined`: the field's write default). */
-  readonly sources: ReadonlyMap<number, string>;
-  /** Per checked source: SQL that is true when the row's value does not fit, with the target column's 1-based position and name. */
-  readonly checks: readonly { readonly bad: string; readonly column: number; readonly name: string }[];
-}
-
 export class CopyRunner {
   constructor(private readonly o: CopyRunnerOptions) {}
 
@@ -123,9 +125,7 @@ export class CopyRunner {
     // A URL that is no object store (file:///etc/) is an escape attempt: 42501, as in every other statement.
     checkIsolation(s);
     this.o.queries.rejectIfQueueFull(ctx, s);
-    if (s.source.kind === 'Location') {
-      throw floeError('UNSUPPORTED_STATEMENT', { what: 'COPY INTO from a URL: create a stage (CREATE STAGE) and load from @stage' });
-    }
+    const source = copySource(s);
     const cc = catalogContextOf(ctx);
     const lookup = new NamespaceLookup(this.o.catalog, cc);
     const name = await lookup.tableName(s.table, { catalog: ctx.session.catalog, namespace: [ctx.session.schema] });
@@ -136,10 +136,10 @@ export class CopyRunner {
     } catch (e) {
       throw sqlErrorOf(e, target.display);
     }
-    const ref = parseStageRef(s.source.path);
+    const ref = parseStageRef(source.path);
     const stage = await this.o.stages.resolve(cc, ctx.session.catalog, ref);
-    const files = await this.pickFiles(stage, ref.path, s);
-    const format = resolveLoadFormat(stage.fileFormat, s.fileFormat ?? [], files.length > 0 ? formatTypeOfName(files[0]!.key) : 'CSV');
+    const files = await this.pickFiles(stage, ref.path, s.files, source.pattern);
+    const format = resolveLoadFormat(stage.fileFormat, source.fileFormat, files.length > 0 ? formatTypeOfName(files[0]!.key) : 'CSV');
     const schema = currentSchema(loaded.metadata);
     const targetFields = s.columns.length > 0 ? s.columns.map((c) => {
       const f = findFieldByName(schema, identName(c), false);
@@ -147,6 +147,7 @@ export class CopyRunner {
       return f;
     }) : schema.fields;
     if (new Set(targetFields.map((f) => f.id)).size !== targetFields.length) throw floeError('INVALID_PARAMETER', { name: 'COPY INTO', detail: 'a column is named twice' });
+    if (source.transform !== undefined) checkTransform(source.transform, targetFields);
     if (s.matchByColumnName !== undefined && s.matchByColumnName !== 'NONE' && format.type === 'CSV' && !format.parseHeader) {
       throw floeError('INVALID_PARAMETER', { name: 'MATCH_BY_COLUMN_NAME', detail: 'CSV files need FILE_FORMAT = (PARSE_HEADER = TRUE): the header line names the columns' });
     }
@@ -161,7 +162,7 @@ export class CopyRunner {
       // Files on object storage are fetched into the executor's staging folder, which the workers may read.
       const local = await this.localize(ctx, stage, toLoad);
       try {
-        return await this.load(ctx, lease, s, target, loaded, stage, format, targetFields, toLoad, skipped, local.paths);
+        return await this.load(ctx, lease, s, source.transform, target, loaded, stage, format, targetFields, toLoad, skipped, local.paths);
       } finally {
         await local.release();
       }
@@ -195,13 +196,20 @@ export class CopyRunner {
   }
 
   private async load(
-    ctx: StatementContext, lease: QueryLease, s: CopyInto, target: { catalog: string; ident: { namespace: readonly string[]; name: string }; display: string },
+    ctx: StatementContext, lease: QueryLease, s: CopyInto, transform: StageQuery | undefined, target: { catalog: string; ident: { namespace: readonly string[]; name: string }; display: string },
     loaded: LoadedTable, stage: ResolvedStage, format: LoadFormat, targetFields: readonly NestedField[], toLoad: readonly StagedFile[], skipped: readonly StagedFile[],
     localPaths: ReadonlyMap<string, string>,
   ): Promise<RowSet> {
     {
+      if ((s.onError ?? 'ABORT_STATEMENT') === 'ABORT_STATEMENT' && s.validationMode === undefined) {
+        const fast = await this.loadInOnePass(ctx, lease, s, transform, target, loaded, stage, format, targetFields, toLoad, localPaths);
+        if (fast !== undefined) {
+          if (s.purge) for (const f of toLoad) await stage.files.remove(f.key).catch(() => undefined);
+          return { ...answer([...fast, ...skipped.map((f) => skippedOutcome(stage, f))]), bytesScanned: toLoad.reduce((n, f) => n + f.size, 0), fragments: toLoad.length };
+        }
+      }
       const checks: FileCheck[] = [];
-      for (const f of toLoad) checks.push(await this.checkFile(ctx, lease, stage, f, localPaths.get(f.location) ?? '', format, targetFields, s));
+      for (const f of toLoad) checks.push(await this.checkFile(ctx, lease, stage, f, localPaths.get(f.location) ?? '', format, targetFields, s, transform));
       if (s.validationMode === 'RETURN_ERRORS') return validationAnswer(checks);
       const onError = s.onError ?? 'ABORT_STATEMENT';
       if (onError === 'ABORT_STATEMENT') {
@@ -209,7 +217,6 @@ export class CopyRunner {
         if (bad !== undefined) throw bad.fileError ?? floeError('LOAD_FILE_ERROR', { file: bad.display, line: bad.errors[0]!.line, column: bad.errors[0]!.column, reason: bad.errors[0]!.reason });
       }
       const loadable = checks.filter((c) => c.fileError === undefined && (onError === 'CONTINUE' || c.errors.length === 0) && c.goodRows > 0);
-      const rowsLoaded = await this.write(ctx, lease, target, loaded, localPaths, format, targetFields, s, loadable);
       const outcomes = checks.map((c): FileOutcome => {
         const first = c.fileError !== undefined ? { line: 0, column: 0, reason: c.fileError.message } : c.errors[0];
         const failed = c.fileError !== undefined || (onError === 'SKIP_FILE' && c.errors.length > 0);
@@ -220,22 +227,26 @@ export class CopyRunner {
           firstError: first?.reason ?? null, firstErrorLine: first === undefined || first.line === 0 ? null : first.line, firstErrorColumn: first === undefined || first.column === 0 ? null : first.column,
         };
       });
-      // Files that loaded (all or some rows) enter the history, and PURGE removes them.
-      const done = checks.filter((_, i) => outcomes[i]!.status === 'LOADED' || outcomes[i]!.status === 'PARTIALLY_LOADED');
-      await this.recordHistory(ctx, loaded.metadata.tableUuid, target.display, done, outcomes.filter((o) => o.status === 'LOADED' || o.status === 'PARTIALLY_LOADED'), rowsLoaded.snapshotId);
-      if (s.purge) for (const c of done) await stage.files.remove(c.file.key).catch(() => undefined);
+      // Files that loaded (all or some rows) enter the history, and PURGE removes them. The history
+      // rows are written in the commit's own store transaction: both happen or neither does.
+      const done = checks.flatMap((c, i) => (outcomes[i]!.status === 'LOADED' || outcomes[i]!.status === 'PARTIALLY_LOADED' ? [{ check: c, outcome: outcomes[i]! }] : []));
+      const history: HistoryWrite = (tx, snapshotId) => this.recordHistory(tx, ctx, loaded.metadata.tableUuid, target.display, done, snapshotId, s.force);
+      const written = await this.write(ctx, lease, target, loaded, localPaths, format, targetFields, s, transform, loadable, history);
+      // Nothing committed (no rows to write: empty files, or header lines only): the history alone.
+      if (!written.committed && done.length > 0) await this.o.store.transaction((tx) => history(tx, null));
+      if (s.purge) for (const d of done) await stage.files.remove(d.check.file.key).catch(() => undefined);
       return { ...answer([...outcomes, ...skipped.map((f) => skippedOutcome(stage, f))]), bytesScanned: checks.reduce((n, c) => n + c.file.size, 0), fragments: 1 };
     }
   }
 
   /** The files a COPY names: FILES (each must exist), else every file under the path, PATTERN applied. */
-  private async pickFiles(stage: ResolvedStage, path: string, s: CopyInto): Promise<StagedFile[]> {
+  private async pickFiles(stage: ResolvedStage, path: string, names: readonly string[] | undefined, pattern: string | undefined): Promise<StagedFile[]> {
     const listed = (await stage.files.list(path)).filter((f) => !f.key.endsWith('/'));
-    if (s.files !== undefined) {
+    if (names !== undefined) {
       const byKey = new Map(listed.map((f) => [f.key, f] as const));
       const base = path === '' || path.endsWith('/') ? path : `${path}/`;
       const out: StagedFile[] = [];
-      for (const name of s.files) {
+      for (const name of names) {
         const key = checkStageKey(`${base}${name}`, {}, 'FILES');
         const f = byKey.get(key);
         if (f === undefined) throw floeError('NOT_FOUND', { what: `file ${stageDisplay(stage, key)}` });
@@ -243,7 +254,7 @@ export class CopyRunner {
       }
       return out;
     }
-    const match = stagePattern(s.pattern);
+    const match = stagePattern(pattern);
     return match === undefined ? listed : listed.filter((f) => match(f.key));
   }
 
@@ -254,36 +265,139 @@ export class CopyRunner {
     return new Set(r.rows.map((row) => `${row.file_location}\u0000${Number(row.size)}\u0000${row.etag}`));
   }
 
-  /** Everything that can be known about a file before writing: whether it loads, and its bad rows. */
-  private async checkFile(
-    ctx: StatementContext, lease: QueryLease, stage: ResolvedStage, file: StagedFile, path: string, format: LoadFormat, fields: readonly NestedField[], s: CopyInto,
-  ): Promise<FileCheck> {
+  /** What makes a file unloadable as a whole, found without parsing it: size, emptiness, a broken gzip stream. */
+  private async wholeFileProblem(stage: ResolvedStage, file: StagedFile, format: LoadFormat): Promise<FloeError | undefined> {
     const display = stageDisplay(stage, file.key);
-    const none = { file, display, goodRows: 0, badRows: 0, errorsSeen: 0, errors: [] };
-    if (file.size > this.o.maxFileBytes) return { ...none, fileError: floeError('LOAD_FILE_TOO_LARGE', { file: display, bytes: file.size, limit: this.o.maxFileBytes }) };
-    if (file.size === 0) return { ...none, fileError: floeError('LOAD_FILE_UNREADABLE', { file: display, reason: 'the file is empty' }) };
+    if (file.size > this.o.maxFileBytes) return floeError('LOAD_FILE_TOO_LARGE', { file: display, bytes: file.size, limit: this.o.maxFileBytes });
+    if (file.size === 0) return floeError('LOAD_FILE_UNREADABLE', { file: display, reason: 'the file is empty' });
     if (format.type !== 'PARQUET' && compressionOfFile(format, file.key) === 'GZIP') {
       const problem = await gzipProblem(stage.files.io, file);
       // DuckDB reads a truncated gzip stream as a shorter file without a word: checked here first.
-      if (problem !== undefined) return { ...none, fileError: floeError('LOAD_FILE_UNREADABLE', { file: display, reason: problem }) };
+      if (problem !== undefined) return floeError('LOAD_FILE_UNREADABLE', { file: display, reason: problem });
+    }
+    return undefined;
+  }
+
+  /**
+   * ON_ERROR = ABORT_STATEMENT, the common case, in one pass: each file is written straight away by
+   * a strict reader (a bad value, a wrong column count or a failing expression is an error, never a
+   * skipped row or a NULL), files in parallel, one write each so each file's row count is known;
+   * then one commit. Undefined when a write met bad data: its files are deleted and the caller runs
+   * the per-file checks, which find and report the first bad row (file, line, column). Whole-file
+   * problems fail the statement here as they would there.
+   */
+  private async loadInOnePass(
+    ctx: StatementContext, lease: QueryLease, s: CopyInto, transform: StageQuery | undefined, target: { catalog: string; ident: { namespace: readonly string[]; name: string }; display: string },
+    loaded: LoadedTable, stage: ResolvedStage, format: LoadFormat, fields: readonly NestedField[], files: readonly StagedFile[], localPaths: ReadonlyMap<string, string>,
+  ): Promise<FileOutcome[] | undefined> {
+    for (const f of files) {
+      const problem = await this.wholeFileProblem(stage, f, format);
+      if (problem !== undefined) throw problem;
+    }
+    const schema = currentSchema(loaded.metadata);
+    const perFile: (readonly DataFile[])[] = new Array(files.length);
+    let bad: FloeError | undefined;
+    let next = 0;
+    const writeOne = async (): Promise<void> => {
+      while (bad === undefined && next < files.length) {
+        const i = next++;
+        const f = files[i]!;
+        const path = localPaths.get(f.location)!;
+        try {
+          const plan = await this.columnPlan(lease, format, path, f.key, stageDisplay(stage, f.key), fields, s, transform);
+          perFile[i] = await this.writeRows(ctx, lease, target, loaded, fileSelect(schema, format, path, f.key, plan, false));
+        } catch (e) {
+          // Bad data (class 22, a file the binder refuses) sends the statement to the checks; the rest fails it.
+          if (!isFloeError(e) || !(e.sqlState.startsWith('22') || (transform === undefined && e.sqlState.startsWith('42')))) throw e;
+          bad = e;
+        }
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(files.length, ONE_PASS_PARALLEL_FILES) }, writeOne));
+    } catch (e) {
+      await this.discard(ctx, target.catalog, perFile.flat());
+      throw e;
+    }
+    if (bad !== undefined) {
+      await this.discard(ctx, target.catalog, perFile.flat());
+      return undefined;
+    }
+    const outcomes = files.map((f, i): FileOutcome => {
+      const rows = (perFile[i] ?? []).reduce((n, d) => n + d.recordCount, 0);
+      return { file: stageDisplay(stage, f.key), status: 'LOADED', rowsParsed: rows, rowsLoaded: rows, errorsSeen: 0, firstError: null, firstErrorLine: null, firstErrorColumn: null };
+    });
+    const done = files.map((f, i) => ({ check: { file: f, display: outcomes[i]!.file, goodRows: outcomes[i]!.rowsLoaded, badRows: 0, errorsSeen: 0, errors: [] }, outcome: outcomes[i]! }));
+    const history: HistoryWrite = (tx, snapshotId) => this.recordHistory(tx, ctx, loaded.metadata.tableUuid, target.display, done, snapshotId, s.force);
+    const committed = await this.commitFiles(ctx, target, loaded, perFile.flat(), history);
+    if (!committed) await this.o.store.transaction((tx) => history(tx, null));
+    return outcomes;
+  }
+
+  /** Deletes data files a COPY wrote and will not commit (best effort: they are orphans otherwise). */
+  private async discard(ctx: StatementContext, catalog: string, files: readonly DataFile[]): Promise<void> {
+    if (files.length === 0) return;
+    const io = await this.o.catalog.fileIOFor(catalogContextOf(ctx), catalog);
+    await Promise.all(files.map((f) => io.delete(f.filePath).catch(() => undefined)));
+  }
+
+  /** Everything that can be known about a file before writing: whether it loads, and its bad rows. */
+  private async checkFile(
+    ctx: StatementContext, lease: QueryLease, stage: ResolvedStage, file: StagedFile, path: string, format: LoadFormat, fields: readonly NestedField[], s: CopyInto,
+    transform: StageQuery | undefined,
+  ): Promise<FileCheck> {
+    const display = stageDisplay(stage, file.key);
+    const none = { file, display, goodRows: 0, badRows: 0, errorsSeen: 0, errors: [] };
+    const fileError = await this.wholeFileProblem(stage, file, format);
+    if (fileError !== undefined) return { ...none, fileError };
+    let plan: ColumnPlan;
+    try {
+      plan = await this.columnPlan(lease, format, path, file.key, display, fields, s, transform);
+    } catch (e) {
+      // A statement the binder refuses (a wrong alias, names without a header) fails whatever the file.
+      if (!isFloeError(e) || (transform !== undefined && e.code !== 'LOAD_FILE_UNREADABLE') || e.sqlState.startsWith('57') || e.sqlState.startsWith('53')) throw e;
+      return { ...none, fileError: e.code === 'LOAD_FILE_UNREADABLE' ? e : floeError('LOAD_FILE_UNREADABLE', { file: display, reason: e.message }) };
     }
     try {
-      const plan = await this.columnPlan(lease, format, path, file.key, fields, s);
       const r = await this.o.executor.execute({ fragments: [{ id: 0, sql: checkSql(format, path, file.key, plan), scans: [], inputs: [] }] }, { signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, storage: statementStorage(this.o.catalog, ctx) });
       lease.chargeCpu(r.metrics.cpuMs);
       const head = r.rows[0]!;
       const errors = r.rows.slice(1).map((row): LoadError => ({
         line: Number(row[0]), column: Number(row[1]), columnName: row[2] === null ? null : String(row[2]), reason: cleanReason(String(row[3])), record: row[4] === null ? null : String(row[4]),
       }));
-      return { file, display, goodRows: Number(head[5]), badRows: Number(head[6]), errorsSeen: Number(head[7]), errors };
+      return { file, display, goodRows: Number(head[5]), badRows: Number(head[6]), errorsSeen: Number(head[7]), errors, plan };
     } catch (e) {
-      if (!isFloeError(e) || e.sqlState.startsWith('57') || e.sqlState.startsWith('53')) throw e;
+      // The user's expressions that DuckDB cannot bind (a function over the wrong type) are the statement's fault, not the file's.
+      if (!isFloeError(e) || e.sqlState.startsWith('57') || e.sqlState.startsWith('53') || (transform !== undefined && e.sqlState.startsWith('42'))) throw e;
       return { ...none, fileError: floeError('LOAD_FILE_UNREADABLE', { file: display, reason: e.message }) };
     }
   }
 
+  /** A file's columns in order, for binding a transformation (CSV: named only with PARSE_HEADER). */
+  private async fileColumns(lease: QueryLease, format: LoadFormat, path: string, key: string): Promise<FileColumn[]> {
+    const describe = async (reader: string) => (await this.o.executor.execute({ fragments: [{ id: 0, sql: `DESCRIBE SELECT * FROM ${reader}`, scans: [], inputs: [] }] }, { signal: lease.signal })).rows;
+    switch (format.type) {
+      case 'CSV': {
+        // The dialect is the format's; only the column count (the most rows') and the header's names are detected.
+        const rows = await describe(`read_csv(${sqlString(path)}, delim = ${sqlString(format.delimiter)}, quote = ${sqlString(format.quote)}, escape = ${sqlString(format.escape)}, header = ${format.parseHeader}, skip = ${format.skipHeader}, all_varchar = true, ignore_errors = true, compression = ${sqlString(compressionOfFile(format, key).toLowerCase())})`);
+        return csvColumns(rows.map((r) => String(r[0])), format.parseHeader);
+      }
+      case 'PARQUET':
+        return (await describe(readerSql(format, path, key, []))).map((r) => ({ name: String(r[0]), duckdbType: String(r[1]) }));
+      case 'JSON':
+        return (await describe(`read_json(${sqlString(path)}, format = 'newline_delimited', compression = ${jsonCompression(format, key)})`)).map((r) => ({ name: String(r[0]), duckdbType: String(r[1]) }));
+      default: {
+        const never: never = format;
+        throw new Error(`unknown format ${String(never)}`);
+      }
+    }
+  }
+
   /** The reader's columns and each target field's source. */
-  private async columnPlan(lease: QueryLease, format: LoadFormat, path: string, key: string, fields: readonly NestedField[], s: CopyInto): Promise<ColumnPlan> {
+  private async columnPlan(
+    lease: QueryLease, format: LoadFormat, path: string, key: string, display: string, fields: readonly NestedField[], s: CopyInto, transform: StageQuery | undefined,
+  ): Promise<ColumnPlan> {
+    if (transform !== undefined) return transformPlan(transform, format, await this.fileColumns(lease, format, path, key), fields, display);
     const mode = s.matchByColumnName ?? (format.type === 'CSV' ? 'NONE' : 'CASE_INSENSITIVE');
     const named = (name: string, f: NestedField) => (mode === 'CASE_SENSITIVE' ? name === f.name : name.toLowerCase() === f.name.toLowerCase());
     if (format.type === 'CSV' && mode === 'NONE') {
@@ -310,14 +424,16 @@ export class CopyRunner {
     const fileColumns = described.rows.map((r) => ({ name: String(r[0]), type: String(r[1]) }));
     const reader: ReaderColumn[] = format.type === 'JSON' ? fileColumns.map((c) => ({ name: c.name, duckdbType: c.type })) : [];
     const sources = new Map<number, string>();
-    const checks: { bad: string; column: number; name: string }[] = [];
+    const checks: RowCheck[] = [];
     fields.forEach((f, i) => {
       const source = mode === 'NONE' ? fileColumns[i] : fileColumns.find((c) => named(c.name, f));
       if (source === undefined) return;
       const col = quoteIdent(source.name);
       const type = duckdbType(f.type);
-      sources.set(f.id, `TRY_CAST(${col} AS ${type})`);
-      checks.push({ bad: `(${col} IS NOT NULL AND TRY_CAST(${col} AS ${type}) IS NULL)`, column: i + 1, name: f.name });
+      // The value as it is; the write casts it (strictly: a row failing its check is filtered out first).
+      sources.set(f.id, col);
+      if (source.type.toUpperCase() === type.toUpperCase()) return; // same type: nothing can fail to convert
+      checks.push({ bad: `(${col} IS NOT NULL AND TRY_CAST(${col} AS ${type}) IS NULL)`, column: i + 1, name: f.name, reason: 'value does not convert to the column\'s type' });
     });
     if (mode === 'NONE' && fileColumns.length !== fields.length) {
       throw floeError('DATATYPE_MISMATCH', { detail: `the file has ${fileColumns.length} columns and the target ${fields.length} (MATCH_BY_COLUMN_NAME = NONE matches by position)` });
@@ -329,67 +445,136 @@ export class CopyRunner {
   /** Writes the good rows of `files` and commits one append; returns the rows written and the snapshot. */
   private async write(
     ctx: StatementContext, lease: QueryLease, target: { catalog: string; ident: { namespace: readonly string[]; name: string }; display: string },
-    loaded: LoadedTable, localPaths: ReadonlyMap<string, string>, format: LoadFormat, fields: readonly NestedField[], s: CopyInto, files: readonly FileCheck[],
-  ): Promise<{ rows: number; snapshotId: bigint | null }> {
-    if (files.length === 0) return { rows: 0, snapshotId: null };
+    loaded: LoadedTable, localPaths: ReadonlyMap<string, string>, format: LoadFormat, fields: readonly NestedField[], s: CopyInto, transform: StageQuery | undefined, files: readonly FileCheck[],
+    history: HistoryWrite,
+  ): Promise<{ rows: number; committed: boolean }> {
+    if (files.length === 0) return { rows: 0, committed: false };
     const schema = currentSchema(loaded.metadata);
     const selects: string[] = [];
     for (const c of files) {
       const path = localPaths.get(c.file.location)!;
-      const plan = await this.columnPlan(lease, format, path, c.file.key, fields, s);
-      const exprs = schema.fields.map((f) => `${columnValue(plan.sources.get(f.id) ?? writeDefaultSql(f), f)} AS ${quoteIdent(f.name)}`);
-      const skipBad = c.errors.length > 0;
-      const reader = readerSql(format, path, c.file.key, plan.reader, skipBad && format.type === 'CSV' ? ['ignore_errors = true'] : []);
-      const where = skipBad && plan.checks.length > 0 ? ` WHERE NOT (${plan.checks.map((x) => x.bad).join(' OR ')})` : '';
-      selects.push(`SELECT ${exprs.join(', ')} FROM ${reader} AS __floe_file${where}`);
+      const plan = c.plan ?? await this.columnPlan(lease, format, path, c.file.key, c.display, fields, s, transform);
+      selects.push(fileSelect(schema, format, path, c.file.key, plan, c.errors.length > 0));
     }
-    const sql = selects.join('\nUNION ALL\n');
+    const dataFiles = await this.writeRows(ctx, lease, target, loaded, selects.join('\nUNION ALL\n'));
+    const rows = dataFiles.reduce((n, f) => n + f.recordCount, 0);
+    return { rows, committed: await this.commitFiles(ctx, target, loaded, dataFiles, history) };
+  }
+
+  /** Runs one write of `sql`'s rows into the table's data folder; the data files written. */
+  private async writeRows(
+    ctx: StatementContext, lease: QueryLease, target: { catalog: string; ident: { namespace: readonly string[]; name: string }; display: string }, loaded: LoadedTable, sql: string,
+  ): Promise<readonly DataFile[]> {
     const cc = catalogContextOf(ctx);
     const catalogRecord = await this.o.catalog.loadCatalog(cc, target.catalog);
     const { request, dataLocation } = appendWriteRequest(loaded.metadata, sql, [], { locationMappings: catalogRecord.locationMappings, catalog: target.catalog });
     const written = await this.o.executor.write(request, { storage: statementStorage(this.o.catalog, ctx), signal: lease.signal, memoryLimitBytes: lease.memoryLimitBytes, onMemory: (bytes) => lease.reportMemory(bytes) });
     lease.chargeCpu(written.metrics.cpuMs);
-    const dataFiles = dataFilesFromWritten(loaded.metadata, written.files, dataLocation);
-    const rows = dataFiles.reduce((n, f) => n + f.recordCount, 0);
-    if (dataFiles.length === 0) return { rows, snapshotId: null };
+    return dataFilesFromWritten(loaded.metadata, written.files, dataLocation);
+  }
+
+  /** One append of `dataFiles` with the load history in the commit's transaction; false when there is nothing to commit. */
+  private async commitFiles(
+    ctx: StatementContext, target: { catalog: string; ident: { namespace: readonly string[]; name: string }; display: string }, loaded: LoadedTable,
+    dataFiles: readonly DataFile[], history: HistoryWrite,
+  ): Promise<boolean> {
+    if (dataFiles.length === 0) return false;
+    const cc = catalogContextOf(ctx);
     const io = await this.o.catalog.fileIOFor(cc, target.catalog);
     const staged = await stageAppend(io, loaded.metadata, dataFiles);
-    const snapshotId = await this.commit(cc, io, target, loaded.metadata, staged);
-    return { rows, snapshotId };
+    await this.commit(cc, io, target, loaded.metadata, staged, (tx) => history(tx, staged.snapshotId));
+    return true;
   }
 
   /** One append commit, re-based onto newer snapshots after a conflict (as INSERT does). */
   private async commit(
     cc: ReturnType<typeof catalogContextOf>, io: FileIO, target: { catalog: string; ident: { namespace: readonly string[]; name: string }; display: string },
-    metadata: TableMetadata, staged: StagedChange,
+    metadata: TableMetadata, staged: StagedChange, duringCommit: (tx: SqlExecutor) => Promise<void>,
   ): Promise<bigint> {
     let current = metadata;
     const schemaId = currentSchema(metadata).schemaId;
+    const startedAt = Date.now();
     for (let attempt = 1; ; attempt++) {
       if (currentSchema(current).schemaId !== schemaId) throw floeError('COMMIT_CONFLICT', { detail: `the schema of ${target.display} changed while COPY ran; run it again` });
       const commit = await commitUpdates(io, current, staged);
       const requirements: TableRequirement[] = [...commit.requirements, { type: 'assert-current-schema-id', currentSchemaId: schemaId }];
       try {
-        await this.o.catalog.commitTable(cc, target.catalog, target.ident, requirements, commit.updates);
+        await this.o.catalog.commitTable(cc, target.catalog, target.ident, requirements, commit.updates, (tx) => duringCommit(tx));
         return staged.snapshotId;
       } catch (e) {
-        if (toCatalogError(e)?.type !== 'CommitFailedException' || attempt >= MAX_APPEND_ATTEMPTS) throw sqlErrorOf(e, target.display);
-        await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 5 * attempt)));
+        const wait = appendRetryDelayMs(attempt, startedAt, Date.now());
+        if (toCatalogError(e)?.type !== 'CommitFailedException' || wait === undefined) throw sqlErrorOf(e, target.display);
+        await new Promise((r) => setTimeout(r, wait));
         current = (await this.o.catalog.loadTable(cc, target.catalog, target.ident)).metadata;
       }
     }
   }
 
-  private async recordHistory(ctx: StatementContext, tableUuid: string, tableName: string, checks: readonly FileCheck[], outcomes: readonly FileOutcome[], snapshotId: bigint | null): Promise<void> {
+  /**
+   * Writes the history rows of the files a COPY loaded, on `tx` (the commit's transaction). Unless
+   * FORCE, it first looks for the same files loaded meanwhile: commits to one table are serialized
+   * by the row lock the commit holds, so a concurrent COPY of the same files that committed first is
+   * seen here, and this commit is abandoned instead of loading the rows twice.
+   */
+  private async recordHistory(
+    tx: SqlExecutor, ctx: StatementContext, tableUuid: string, tableName: string, done: readonly { check: FileCheck; outcome: FileOutcome }[], snapshotId: bigint | null, force: boolean,
+  ): Promise<void> {
+    if (done.length === 0) return;
+    if (!force) {
+      const r = await tx.query<{ file_name: string }>(
+        `SELECT h.file_name FROM copy_history h JOIN unnest($3::text[], $4::bigint[], $5::text[]) AS f(location, size, etag)
+            ON h.file_location = f.location AND h.size = f.size AND h.etag = f.etag
+          WHERE h.tenant_id = $1 AND h.table_uuid = $2 LIMIT 1`,
+        [ctx.principal.tenantId, tableUuid, done.map((d) => d.check.file.location), done.map((d) => String(d.check.file.size)), done.map((d) => d.check.file.etag)]);
+      if (r.rows.length > 0) {
+        throw floeError('COMMIT_CONFLICT', { detail: `${r.rows[0]!.file_name} was loaded into ${tableName} by another COPY while this one ran; nothing was loaded by this one (run it again: the loaded files are skipped)` });
+      }
+    }
     const now = new Date(this.o.clock.now());
-    for (let i = 0; i < checks.length; i++) {
-      const c = checks[i]!;
-      const o = outcomes[i]!;
-      await this.o.store.query(
+    for (let from = 0; from < done.length; from += HISTORY_ROWS_PER_INSERT) {
+      const batch = done.slice(from, from + HISTORY_ROWS_PER_INSERT);
+      const params: unknown[] = [];
+      const values = batch.map(({ check: c, outcome: o }) => {
+        const row = [ctx.principal.tenantId, tableUuid, tableName, c.file.location, c.display, c.file.size, c.file.etag, o.status, o.rowsParsed, o.rowsLoaded, o.errorsSeen,
+          o.firstError, ctx.queryId, ctx.principal.principalId, snapshotId === null ? null : snapshotId.toString(), now];
+        const first = params.length;
+        params.push(...row);
+        return `(${row.map((_, i) => `$${first + i + 1}`).join(', ')})`;
+      });
+      await tx.query(
         `INSERT INTO copy_history (tenant_id, table_uuid, table_name, file_location, file_name, size, etag, status, rows_parsed, rows_loaded, errors_seen, first_error, query_id, principal_id, snapshot_id, loaded_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-        [ctx.principal.tenantId, tableUuid, tableName, c.file.location, c.display, c.file.size, c.file.etag, o.status, o.rowsParsed, o.rowsLoaded, o.errorsSeen,
-          o.firstError, ctx.queryId, ctx.principal.principalId, snapshotId === null ? null : snapshotId.toString(), now]);
+         VALUES ${values.join(', ')}`, params);
+    }
+  }
+}
+
+/** Where a COPY reads and how: the plain form's clauses, or those of a transformation's FROM. */
+interface CopySourceSpec {
+  readonly path: string;
+  readonly fileFormat: readonly OptionEntry[];
+  readonly pattern: string | undefined;
+  readonly transform: StageQuery | undefined;
+}
+
+function copySource(s: CopyInto): CopySourceSpec {
+  switch (s.source.kind) {
+    case 'Location':
+      throw floeError('UNSUPPORTED_STATEMENT', { what: 'COPY INTO from a URL: create a stage (CREATE STAGE) and load from @stage' });
+    case 'Stage':
+      return { path: s.source.path, fileFormat: s.fileFormat ?? [], pattern: s.pattern, transform: undefined };
+    case 'StageQuery': {
+      const q = s.source;
+      if (q.namedFormat !== undefined) throw floeError('INVALID_PARAMETER', { name: 'FILE_FORMAT', detail: 'Floe has no named file formats: give the options, FILE_FORMAT => (TYPE = CSV, …), or set them on the stage' });
+      if (q.fileFormat !== undefined && s.fileFormat !== undefined) throw floeError('INVALID_PARAMETER', { name: 'FILE_FORMAT', detail: 'given both in the SELECT\'s FROM and on the COPY: keep one' });
+      if (q.pattern !== undefined && s.pattern !== undefined) throw floeError('INVALID_PARAMETER', { name: 'PATTERN', detail: 'given both in the SELECT\'s FROM and on the COPY: keep one' });
+      if (s.matchByColumnName !== undefined && s.matchByColumnName !== 'NONE') {
+        throw floeError('INVALID_PARAMETER', { name: 'MATCH_BY_COLUMN_NAME', detail: 'does not combine with a transformation (the SELECT names the file\'s columns itself)' });
+      }
+      return { path: q.path, fileFormat: q.fileFormat ?? s.fileFormat ?? [], pattern: q.pattern ?? s.pattern, transform: q };
+    }
+    default: {
+      const never: never = s.source;
+      throw new Error(`unknown COPY source ${String(never)}`);
     }
   }
 }
@@ -434,27 +619,56 @@ function validationAnswer(checks: readonly FileCheck[]): RowSet {
  */
 function checkSql(format: LoadFormat, path: string, key: string, plan: ColumnPlan): string {
   const head = (good: string, bad: string, seen: string) => `SELECT NULL::BIGINT, NULL::BIGINT, NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, (${good})::BIGINT, (${bad})::BIGINT, (${seen})::BIGINT`;
+  const badCase = badCaseSql(plan.checks);
+  const lists = checkListsSql(plan.checks);
   if (format.type === 'CSV') {
     // Every column is projected (hash over all of them), so every value is parsed and every bad one rejected.
     const cols = plan.reader.map((c) => quoteIdent(c.name)).join(', ');
     // The reader's column_idx counts from 0 or 1 depending on the error type; the column's name does not.
     const position = `coalesce(list_position([${plan.reader.map((c) => sqlString(c.name)).join(', ')}]::VARCHAR[], column_name), column_idx + 1)`;
     const reader = readerSql(format, path, key, plan.reader, [`store_rejects = true`, `rejects_table = '__floe_copy_rejects'`, `rejects_scan = '__floe_copy_scans'`, `rejects_limit = ${MAX_REJECTS_KEPT}`]);
+    const rejects = `SELECT line, ${position} AS position, column_name, error_type || ': ' || error_message AS reason, csv_line FROM __floe_copy_rejects`;
+    if (plan.checks.length === 0) {
+      return [
+        'DROP TABLE IF EXISTS __floe_copy_rejects', 'DROP TABLE IF EXISTS __floe_copy_scans',
+        `CREATE OR REPLACE TEMP TABLE __floe_copy_parsed AS SELECT count(*) AS n, bit_xor(hash(${cols})) AS h FROM ${reader}`,
+        `${head('SELECT n FROM __floe_copy_parsed', 'SELECT count(DISTINCT line) FROM __floe_copy_rejects', 'SELECT count(*) FROM __floe_copy_rejects')}
+         UNION ALL SELECT *, NULL, NULL, NULL FROM (${rejects} ORDER BY line, position LIMIT ${MAX_ERRORS_PER_FILE})`,
+      ].join(';\n');
+    }
+    // A transformation: the reader's rejects, and the rows whose expressions fail. A row's line is its
+    // number among the parsed rows after the skipped lines (a quoted field over several lines, or a
+    // rejected line before it, moves it: docs/loading.md).
+    const skipped = format.skipHeader + (format.parseHeader ? 1 : 0);
     return [
       'DROP TABLE IF EXISTS __floe_copy_rejects', 'DROP TABLE IF EXISTS __floe_copy_scans',
-      `CREATE OR REPLACE TEMP TABLE __floe_copy_parsed AS SELECT count(*) AS n, bit_xor(hash(${cols})) AS h FROM ${reader}`,
-      `${head('SELECT n FROM __floe_copy_parsed', 'SELECT count(DISTINCT line) FROM __floe_copy_rejects', 'SELECT count(*) FROM __floe_copy_rejects')}
-       UNION ALL SELECT * FROM (SELECT line, ${position} AS position, column_name, error_type || ': ' || error_message, csv_line, NULL, NULL, NULL FROM __floe_copy_rejects ORDER BY line, position LIMIT ${MAX_ERRORS_PER_FILE})`,
+      `CREATE OR REPLACE TEMP TABLE __floe_copy_parsed AS SELECT row_number() OVER () AS __row, ${badCase} AS __bad, hash(${cols}) AS __h FROM ${reader} AS __floe_file`,
+      `${head('SELECT count(*) FILTER (WHERE __bad IS NULL) FROM __floe_copy_parsed',
+        '(SELECT count(DISTINCT line) FROM __floe_copy_rejects) + (SELECT count(*) FILTER (WHERE __bad IS NOT NULL) FROM __floe_copy_parsed)',
+        '(SELECT count(*) FROM __floe_copy_rejects) + (SELECT count(*) FILTER (WHERE __bad IS NOT NULL) FROM __floe_copy_parsed)')}
+       UNION ALL SELECT * FROM (SELECT line, position, column_name, reason, csv_line, NULL, NULL, NULL FROM (
+         ${rejects}
+         UNION ALL SELECT __row + ${skipped}, (${lists.columns})[__bad + 1], (${lists.names})[__bad + 1], (${lists.reasons})[__bad + 1], NULL FROM __floe_copy_parsed WHERE __bad IS NOT NULL
+       ) ORDER BY line, position LIMIT ${MAX_ERRORS_PER_FILE})`,
     ].join(';\n');
   }
   const reader = readerSql(format, path, key, plan.reader);
-  const badCase = plan.checks.length === 0 ? 'NULL::INTEGER' : `CASE ${plan.checks.map((c, i) => `WHEN ${c.bad} THEN ${i}`).join(' ')} END`;
-  const names = `[${plan.checks.map((c) => sqlString(c.name)).join(', ')}]::VARCHAR[]`;
-  const columns = `[${plan.checks.map((c) => c.column).join(', ')}]::BIGINT[]`;
   const rows = `SELECT row_number() OVER () AS __row, ${badCase} AS __bad FROM ${reader} AS __floe_file`;
   return `WITH __floe_rows AS (${rows})
     ${head('SELECT count(*) FILTER (WHERE __bad IS NULL) FROM __floe_rows', 'SELECT count(*) FILTER (WHERE __bad IS NOT NULL) FROM __floe_rows', 'SELECT count(*) FILTER (WHERE __bad IS NOT NULL) FROM __floe_rows')}
-    UNION ALL SELECT * FROM (SELECT __row, (${columns})[__bad + 1], (${names})[__bad + 1], 'value does not convert to the column''s type', NULL, NULL, NULL, NULL FROM __floe_rows WHERE __bad IS NOT NULL ORDER BY __row LIMIT ${MAX_ERRORS_PER_FILE})`;
+    UNION ALL SELECT * FROM (SELECT __row, (${lists.columns})[__bad + 1], (${lists.names})[__bad + 1], (${lists.reasons})[__bad + 1], NULL, NULL, NULL, NULL FROM __floe_rows WHERE __bad IS NOT NULL ORDER BY __row LIMIT ${MAX_ERRORS_PER_FILE})`;
+}
+
+/**
+ * The rows of one file as the table's columns. `skipBad`: the file has bad rows to leave out (ON_ERROR
+ * = CONTINUE): the CSV reader skips what it rejects, and rows failing a check are filtered out
+ * before the columns are computed (a filter runs before the projection above it).
+ */
+function fileSelect(schema: ReturnType<typeof currentSchema>, format: LoadFormat, path: string, key: string, plan: ColumnPlan, skipBad: boolean): string {
+  const exprs = schema.fields.map((f) => `${columnValue(plan.sources.get(f.id) ?? writeDefaultSql(f), f)} AS ${quoteIdent(f.name)}`);
+  const reader = readerSql(format, path, key, plan.reader, skipBad && format.type === 'CSV' ? ['ignore_errors = true'] : []);
+  const where = skipBad && plan.checks.length > 0 ? ` WHERE NOT (${plan.checks.map((x) => x.bad).join(' OR ')})` : '';
+  return `SELECT ${exprs.join(', ')} FROM ${reader} AS __floe_file${where}`;
 }
 
 /** DuckDB's reject messages carry a hint list after the reason; the reason is what a user needs. */

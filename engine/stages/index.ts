@@ -10,7 +10,7 @@ export { CopyRunner } from './copy-into.js';
 export type { CopyRunnerOptions, FileOutcome, FileStatus, LoadError } from './copy-into.js';
 export { resolveLoadFormat, readerSql, formatTypeOfName, compressionOfFile } from './load-format.js';
 export type { LoadFormat, LoadFormatType, FormatOption, ReaderColumn, Compression } from './load-format.js';
-export { StageUploads, MAX_PARTS } from './uploads.js';
+export { StageUploads, ProfilePresigners, MAX_PARTS } from './uploads.js';
 export type { UploadLimits, PresignAnswer } from './uploads.js';
 export { UploadTokens } from './upload-tokens.js';
 export type { UploadClaims, UploadOperation } from './upload-tokens.js';

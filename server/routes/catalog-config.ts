@@ -5,13 +5,15 @@
  * it; its properties are the other `defaults`. Without `warehouse`, catalog `default` is chosen
  * when the tenant has one. The capabilities are the `endpoints` (Iceberg REST endpoints this
  * server registered a route for, so it never advertises one it does not serve, nor a path of
- * its own that is not an Iceberg endpoint) and `idempotency-key-lifetime`.
+ * its own that is not an Iceberg endpoint; the credentials and sign endpoints only for a catalog
+ * whose store can vend or be signed for) and `idempotency-key-lifetime`.
  *
  * The route is public (the spec exempts it from bearer authentication); a valid token, when sent,
  * selects the caller's tenant, otherwise the default tenant is searched. 404
  * `NoSuchWarehouseException` for a warehouse the tenant does not have.
  */
-import { clientPropertiesOf } from '../../storage-creds/storage-profile.js';
+import { clientPropertiesOf, type StorageProfile } from '../../storage-creds/storage-profile.js';
+import { signingSupported, vendingSupported } from './iceberg/credentials.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { IDEMPOTENCY_KEY_LIFETIME } from '../../catalog/rest/idempotency.js';
 import { findCatalog } from '../../catalog/rest/store.js';
@@ -19,6 +21,16 @@ import { mapToJson } from '../../catalog/rest/wire.js';
 import { DEFAULT_TENANT } from '../../engine/principals/bootstrap.js';
 import type { FloeState } from '../state.js';
 import { sendWireError } from '../wire-errors.js';
+
+/** The credential-vending and signing endpoints, advertised only for a catalog whose store supports them. */
+const VENDING_ENDPOINTS: ReadonlySet<string> = new Set(['GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials']);
+const SIGNING_ENDPOINTS: ReadonlySet<string> = new Set(['POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign']);
+
+/** `endpoints` for a catalog on `profile` (none: local files, or no catalog selected). */
+export function endpointsForStore(endpoints: readonly string[], profile: StorageProfile | null): readonly string[] {
+  return endpoints.filter((e) => (!VENDING_ENDPOINTS.has(e) || (profile !== null && vendingSupported(profile)))
+    && (!SIGNING_ENDPOINTS.has(e) || (profile !== null && signingSupported(profile))));
+}
 
 /** Iceberg's endpoint notation of a Fastify route pattern (`/v1/:prefix/x` → `/v1/{prefix}/x`). */
 export function icebergEndpoint(method: string, pattern: string): string {
@@ -110,7 +122,7 @@ export function registerCatalogConfigRoute(app: FastifyInstance, servedRoutes: (
       if (warehouse !== undefined && warehouse !== '') {
         return sendWireError(reply, 'iceberg', { status: 404, icebergType: 'NoSuchWarehouseException', message: `Warehouse does not exist: ${warehouse}` });
       }
-      return { defaults: {}, overrides: {}, endpoints, 'idempotency-key-lifetime': IDEMPOTENCY_KEY_LIFETIME };
+      return { defaults: {}, overrides: {}, endpoints: endpointsForStore(endpoints, null), 'idempotency-key-lifetime': IDEMPOTENCY_KEY_LIFETIME };
     }
     return {
       defaults: {
@@ -118,7 +130,7 @@ export function registerCatalogConfigRoute(app: FastifyInstance, servedRoutes: (
         ...mapToJson(catalog.properties), prefix: encodeURIComponent(catalog.name),
       },
       overrides: { prefix: encodeURIComponent(catalog.name), warehouse: catalog.name },
-      endpoints,
+      endpoints: endpointsForStore(endpoints, catalog.storageProfile),
       'idempotency-key-lifetime': IDEMPOTENCY_KEY_LIFETIME,
     };
   });

@@ -2,8 +2,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { FloeState } from '../state.js';
 
-/** Readiness: the store must answer within this long. */
-export const READINESS_TIMEOUT_MS = 1000;
+/**
+ * Readiness: the store must answer `SELECT 1` within this long. Readiness says whether the store is
+ * reachable, not how fast it is: a store that answers slowly because the host or its pool is busy
+ * still serves, and calling the instance unready then takes it out of rotation exactly when load is
+ * high (1 s before, which a loaded machine exceeded). An unreachable store fails the ping at once or
+ * at the pool's connect timeout; a probe that wants an answer sooner has its own timeout.
+ */
+export const READINESS_TIMEOUT_MS = 10_000;
 
 export function registerOperationRoutes(app: FastifyInstance, state: FloeState): void {
   app.get('/health', async () => ({ status: 'ok' }));

@@ -1,14 +1,16 @@
 /**
  * The stage endpoints (docs/loading.md, "Uploads"): `POST /v1/stages/presign`,
- * `POST /v1/stages/presign/multipart/{init,complete,abort}` with the caller's bearer token, and the
- * URLs they hand out on `file://` warehouses, `PUT|GET /v1/stages/files?token=…`, whose signed
- * token is the credential. Errors speak Iceberg's model, as everything under /v1.
+ * `POST /v1/stages/presign/multipart/{init,complete,abort}` with the caller's bearer token (on S3,
+ * Azure and GCS warehouses they answer the store's own presigned URLs), and the URLs they hand
+ * out on `file://` warehouses, `PUT|GET /v1/stages/files?token=…`, whose signed token is the
+ * credential. Errors speak Iceberg's model, as everything under /v1.
  */
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { floeError, isFloeError } from '../../grammar/errors.js';
 import { isStoreUnavailable } from '../../catalog/store/meta-store.js';
+import { StorageError } from '../../storage-creds/file-io.js';
 import { parseStageRef, type StageRef } from '../../engine/stages/stage-path.js';
 import type { StageUploads } from '../../engine/stages/uploads.js';
 import { catalogContext } from './iceberg/http.js';
@@ -62,6 +64,14 @@ export function registerStageRoutes(app: FastifyInstance, uploads: StageUploads,
         return sendWireError(reply, 'iceberg', { status: error.httpStatus, message: error.message, ...(typeByCode[error.code] ? { icebergType: typeByCode[error.code]! } : {}) });
       }
       if (isStoreUnavailable(error)) throw error;
+      if (error instanceof StorageError) {
+        // The warehouse's store failed after retries (503, the client may retry) or refused Floe's
+        // own keys (500, the operator fixes the profile); as on the catalog routes, never a key.
+        req.log.error({ err: error }, 'object storage failed');
+        return error.failure === 'unavailable'
+          ? sendWireError(reply, 'iceberg', { status: 503, icebergType: 'ServiceUnavailableException', message: error.message })
+          : sendWireError(reply, 'iceberg', { status: 500, icebergType: 'InternalServerError', message: error.message });
+      }
       const status = error.statusCode;
       if (status !== undefined && status >= 400 && status < 500) return sendWireError(reply, 'iceberg', { status, message: error.message });
       req.log.error({ err: error }, 'stage request failed');
@@ -83,8 +93,12 @@ export function registerStageRoutes(app: FastifyInstance, uploads: StageUploads,
     scope.post('/v1/stages/presign/multipart/init', async (req) => {
       const b = bodyOf(req);
       const ttl = int(b, 'expires_in_seconds');
+      const parts = int(b, 'parts');
+      const size = int(b, 'size');
+      const partSize = int(b, 'part_size');
       return uploads.initMultipart(catalogContext(req), {
-        catalog: str(b, 'catalog', defaultCatalog), stage: stageOf(b), path: str(b, 'path'), parts: int(b, 'parts') ?? 0,
+        catalog: str(b, 'catalog', defaultCatalog), stage: stageOf(b), path: str(b, 'path'),
+        ...(parts !== undefined ? { parts } : {}), ...(size !== undefined ? { size } : {}), ...(partSize !== undefined ? { partSize } : {}),
         ...(ttl !== undefined ? { expiresInSeconds: ttl } : {}),
       }, baseUrl(req));
     });
@@ -92,14 +106,18 @@ export function registerStageRoutes(app: FastifyInstance, uploads: StageUploads,
     scope.post('/v1/stages/presign/multipart/complete', async (req) => {
       const b = bodyOf(req);
       const parts = b['parts'];
-      if (!Array.isArray(parts)) throw floeError('INVALID_PARAMETER', { name: 'parts', detail: 'an array of {part_number, etag}' });
+      // Absent for a resumable upload (GCS), which has no parts to list.
+      if (parts !== undefined && !Array.isArray(parts)) throw floeError('INVALID_PARAMETER', { name: 'parts', detail: 'an array of {part_number, etag}' });
       return uploads.completeMultipart(catalogContext(req), {
         catalog: str(b, 'catalog', defaultCatalog), stage: stageOf(b), uploadId: str(b, 'upload_id'),
-        parts: parts.map((p: unknown) => {
-          if (typeof p !== 'object' || p === null) throw floeError('INVALID_PARAMETER', { name: 'parts', detail: 'an array of {part_number, etag}' });
-          const o = p as Body;
-          return { partNumber: int(o, 'part_number') ?? 0, etag: str(o, 'etag') };
-        }),
+        ...(parts !== undefined ? {
+          parts: parts.map((p: unknown) => {
+            if (typeof p !== 'object' || p === null) throw floeError('INVALID_PARAMETER', { name: 'parts', detail: 'an array of {part_number, etag}' });
+            const o = p as Body;
+            // Azure's Put Block answers no ETag: there a part is its number alone.
+            return { partNumber: int(o, 'part_number') ?? 0, ...(o['etag'] !== undefined ? { etag: str(o, 'etag') } : {}) };
+          }),
+        } : {}),
       });
     });
 

@@ -69,6 +69,12 @@ export interface CatalogServer {
   readonly dataDir: string;
   readonly warehouse: string;
   clientFor(token: string): CatalogClient;
+  /** The `default` catalog's storage (a folder, or a bucket in the warehouse matrix). */
+  readonly files: {
+    exists(location: string): Promise<boolean>;
+    /** File names (not paths) under `location`'s folder, e.g. its `metadata/`. */
+    names(folder: string): Promise<readonly string[]>;
+  };
 }
 
 /** A test server over `store` whose data directory (and so warehouse) is a fresh temp folder. */
@@ -84,7 +90,15 @@ export async function startCatalogServer(t: Test, store: MetaStore, scope?: stri
     const r = await server.app.inject({ method: method as 'GET', url, headers, ...(payload !== undefined ? { payload } : {}) });
     return { status: r.statusCode, headers: r.headers, text: r.body };
   }, tok);
-  return { server, client: clientFor(token), dataDir, warehouse: path.join(dataDir, 'warehouse'), clientFor };
+  const io = () => server.state.catalog.fileIOFor({ tenantId: 'default', principalId: 'test', roles: ['tenant_admin'] }, 'default');
+  const files = {
+    exists: async (location: string) => (await io()).exists(location),
+    names: async (folder: string) => {
+      const prefix = `${folder.replace(/\/+$/, '')}/`;
+      return (await (await io()).list(prefix)).map((f) => f.location.slice(f.location.lastIndexOf('/') + 1));
+    },
+  };
+  return { server, client: clientFor(token), dataDir, warehouse: path.join(dataDir, 'warehouse'), clientFor, files };
 }
 
 export const CAT = '/v1/default';

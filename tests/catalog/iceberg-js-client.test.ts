@@ -39,8 +39,8 @@ t.test('iceberg-js drives namespaces and tables', async (t) => {
 
     await catalog.createNamespace({ namespace: ['analytics'] }, { properties: { owner: 'data-team' } });
     await catalog.createNamespace({ namespace: ['analytics', 'daily'] });
-    t.same(await catalog.listNamespaces(), [{ namespace: ['analytics'] }], 'top-level list');
-    t.same(await catalog.listNamespaces({ namespace: ['analytics'] }), [{ namespace: ['analytics', 'daily'] }]);
+    t.same((await catalog.listNamespaces()).namespaces, [{ namespace: ['analytics'] }], 'top-level list');
+    t.same((await catalog.listNamespaces({ parent: { namespace: ['analytics'] } })).namespaces, [{ namespace: ['analytics', 'daily'] }]);
     t.equal((await catalog.loadNamespaceMetadata({ namespace: ['analytics'] })).properties.owner, 'data-team');
     t.ok(await catalog.namespaceExists({ namespace: ['analytics', 'daily'] }));
     t.notOk(await catalog.namespaceExists({ namespace: ['nope'] }));
@@ -51,7 +51,7 @@ t.test('iceberg-js drives namespaces and tables', async (t) => {
       properties: { 'write.format.default': 'parquet' },
     });
     t.equal(metadata['format-version'], 2);
-    t.same((await catalog.listTables({ namespace: ['analytics', 'daily'] })).map((i) => i.name), ['events']);
+    t.same((await catalog.listTables({ namespace: ['analytics', 'daily'] })).identifiers.map((i) => i.name), ['events']);
     const loaded = await catalog.loadTable({ namespace: ['analytics', 'daily'], name: 'events' });
     t.equal(loaded['table-uuid'], metadata['table-uuid']);
     t.equal(loaded.schemas[0]?.fields.length, 3);
@@ -64,7 +64,7 @@ t.test('iceberg-js drives namespaces and tables', async (t) => {
     t.notOk(await catalog.tableExists({ namespace: ['analytics', 'daily'], name: 'events' }));
     await catalog.dropNamespace({ namespace: ['analytics', 'daily'] });
     await catalog.dropNamespace({ namespace: ['analytics'] });
-    t.same(await catalog.listNamespaces(), []);
+    t.same((await catalog.listNamespaces()).namespaces, []);
 
     t.ok(exchanges >= 15, `${exchanges} exchanges checked`);
     t.same(violations, [], 'every exchange valid against the OpenAPI document');

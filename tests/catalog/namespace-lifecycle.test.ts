@@ -23,8 +23,9 @@ t.test('config, catalogs and namespaces', async (t) => {
     for (const e of ['GET /v1/{prefix}/namespaces', 'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}', 'POST /v1/{prefix}/transactions/commit', 'HEAD /v1/{prefix}/namespaces/{namespace}', 'POST /v1/{prefix}/views/rename']) {
       t.ok(config.endpoints.includes(e), `advertises ${e}`);
     }
-    // Table credentials are served (docs/vending.md); config-prefix-and-endpoints.test.ts checks the list is exactly what is served.
-    t.ok(config.endpoints.includes('GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials'), 'advertises the credentials endpoint it serves');
+    // Credentials and signing are advertised only for a catalog on a store that supports them
+    // (docs/vending.md); this one keeps its files locally. config-prefix-and-endpoints.test.ts checks the rest.
+    t.notOk(config.endpoints.some((e: string) => e.endsWith('/credentials') || e.endsWith('/sign')), 'no credentials or sign endpoint for a local catalog');
     const unknown = await server.app.inject({ method: 'GET', url: '/v1/config?warehouse=nope' });
     t.equal(unknown.statusCode, 404);
     t.equal(unknown.json().error.type, 'NoSuchWarehouseException');

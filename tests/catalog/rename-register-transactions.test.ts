@@ -5,14 +5,12 @@
  */
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { onEachBackend } from '../helpers/stores.js';
 import { CAT, appendCommit, createNamespace, createTable, sampleSchema, startCatalogServer } from './helpers.js';
 
 t.test('rename, register, stage-create, transactions, idempotency, metrics', async (t) => {
   await onEachBackend(t, async (t, store) => {
-    const { client } = await startCatalogServer(t, store);
+    const { client, files } = await startCatalogServer(t, store);
     await createNamespace(client, 'a');
     await createNamespace(client, 'b');
     const t1 = await createTable(client, ['a'], 't1');
@@ -30,17 +28,25 @@ t.test('rename, register, stage-create, transactions, idempotency, metrics', asy
     t.equal((await client.post(`${CAT}/tables/rename`, { source: { namespace: ['a'], name: 't2' }, destination: { namespace: ['nope'], name: 'x' } })).status, 404);
     t.equal((await client.post(`${CAT}/tables/rename`, { source: { namespace: ['a'] } }, { offSpec: true })).status, 400);
 
-    // Register: a metadata file becomes a table; 409 unless overwrite.
+    // Register: a metadata file becomes a table; 409 unless overwrite. A live table's metadata is
+    // not registered a second time: two tables would share one folder (docs/catalog.md).
     const location = renamed.body['metadata-location'];
+    const shared = await client.post(`${CAT}/namespaces/a/register`, { name: 'copy', 'metadata-location': location });
+    t.equal(shared.status, 400, shared.text);
+    t.match(shared.body.error.message, renamed.body.metadata.location, 'naming the live table\'s location');
+    t.equal((await client.delete(`${CAT}/namespaces/b/tables/r1`)).status, 204, 'r1 dropped, its files kept');
     const reg = await client.post(`${CAT}/namespaces/a/register`, { name: 'copy', 'metadata-location': location });
     t.equal(reg.status, 200, reg.text);
     t.equal(reg.body['metadata-location'], location);
     t.equal((await client.get(`${CAT}/namespaces/a/tables/copy`)).body.metadata['table-uuid'], renamed.body.metadata['table-uuid']);
     t.equal((await client.post(`${CAT}/namespaces/a/register`, { name: 'copy', 'metadata-location': location })).status, 409);
     const t2 = (await client.get(`${CAT}/namespaces/a/tables/t2`)).body['metadata-location'];
-    const over = await client.post(`${CAT}/namespaces/a/register`, { name: 'copy', 'metadata-location': t2, overwrite: true });
-    t.equal(over.status, 200);
-    t.equal((await client.get(`${CAT}/namespaces/a/tables/copy`)).body['metadata-location'], t2);
+    t.equal((await client.post(`${CAT}/namespaces/a/register`, { name: 'copy', 'metadata-location': t2, overwrite: true })).status, 400, 'nor over another table with a live table\'s metadata');
+    const newer = await client.post(`${CAT}/namespaces/a/tables/copy`, { requirements: [], updates: [{ action: 'set-properties', updates: { k: 'v' } }] });
+    t.equal(newer.status, 200, newer.text);
+    const over = await client.post(`${CAT}/namespaces/a/register`, { name: 'copy', 'metadata-location': location, overwrite: true });
+    t.equal(over.status, 200, `overwrite with an older metadata file of its own: ${over.text}`);
+    t.equal((await client.get(`${CAT}/namespaces/a/tables/copy`)).body['metadata-location'], location);
     t.equal((await client.post(`${CAT}/namespaces/a/register`, { name: 'ghost', 'metadata-location': '/nonexistent/v1.metadata.json' })).status, 404);
     t.equal((await client.post(`${CAT}/namespaces/nope/register`, { name: 'x', 'metadata-location': location })).status, 404);
 
@@ -84,8 +90,8 @@ t.test('rename, register, stage-create, transactions, idempotency, metrics', asy
     });
     t.equal(failing.status, 409);
     t.equal((await client.get(`${CAT}/namespaces/a/tables/x`)).body['metadata-location'], x['metadata-location'], 'first table unchanged');
-    const xDir = `${fileURLToPath(x.metadata.location)}/metadata`;
-    t.equal(readdirSync(xDir).filter((f) => f.endsWith('.metadata.json')).length, 1, 'the aborted attempt left no metadata file');
+    const xDir = `${x.metadata.location}/metadata`;
+    t.equal((await files.names(xDir)).filter((f) => f.endsWith('.metadata.json')).length, 1, 'the aborted attempt left no metadata file');
     const ok = await client.post(`${CAT}/transactions/commit`, {
       'table-changes': [
         { identifier: ident('b', 'y'), ...(appendCommit(y, 21n) as object) },
@@ -131,6 +137,6 @@ t.test('rename, register, stage-create, transactions, idempotency, metrics', asy
     t.equal((await client.post(`${CAT}/namespaces/a/tables/nope/metrics`, report)).status, 404);
     const stored = await store.query<{ n: number }>('SELECT count(*)::int AS n FROM catalog_metrics_reports');
     t.equal(stored.rows[0]?.n, 1);
-    t.ok(existsSync(xDir));
+    t.ok((await files.names(xDir)).length > 0);
   });
 });

@@ -6,8 +6,6 @@
  * requirement failing on its own with 409 CommitFailedException.
  */
 import t from 'tap';
-import { existsSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { onEachBackend } from '../helpers/stores.js';
 import { CAT, appendCommit, createNamespace, createTable, nsPath, startCatalogServer } from './helpers.js';
 
@@ -15,7 +13,7 @@ const TABLE = `${CAT}/namespaces/db/tables`;
 
 t.test('table lifecycle', async (t) => {
   await onEachBackend(t, async (t, store) => {
-    const { client } = await startCatalogServer(t, store);
+    const { client, files } = await startCatalogServer(t, store);
     await createNamespace(client, 'db');
 
     // Create: partitioned by bucket(id) and day(ts), sorted by id, with properties.
@@ -32,7 +30,7 @@ t.test('table lifecycle', async (t) => {
     t.equal(m0['last-partition-id'], 1001);
     t.equal(m0['default-sort-order-id'], 1);
     t.match(created.body['metadata-location'], /\/metadata\/00000-[0-9a-f-]{36}\.metadata\.json$/);
-    t.ok(existsSync(fileURLToPath(created.body['metadata-location'])), 'metadata file written');
+    t.ok(await files.exists(created.body['metadata-location']), 'metadata file written');
     t.ok(created.headers.etag, 'ETag on create');
     const dup = await client.post(TABLE, { name: 'events', schema: created.body.metadata.schemas[0] });
     t.equal(dup.status, 409);
@@ -204,12 +202,12 @@ t.test('table lifecycle', async (t) => {
     // Drop without purge keeps files; drop with purge deletes them.
     const keep = (await client.get(`${TABLE}/a`)).body['metadata-location'];
     t.equal((await client.delete(`${TABLE}/a`)).status, 204);
-    t.ok(existsSync(fileURLToPath(keep)), 'files kept without purge');
+    t.ok(await files.exists(keep), 'files kept without purge');
     t.equal((await client.delete(`${TABLE}/a`)).status, 404);
-    const eventsLocation = fileURLToPath((await client.get(`${TABLE}/events`)).body.metadata.location);
-    t.ok(readdirSync(`${eventsLocation}/metadata`).length > 5);
+    const eventsLocation = (await client.get(`${TABLE}/events`)).body.metadata.location;
+    t.ok((await files.names(`${eventsLocation}/metadata`)).length > 5);
     t.equal((await client.delete(`${TABLE}/events?purgeRequested=true`)).status, 204);
-    t.notOk(existsSync(eventsLocation), 'purge deletes the table folder');
+    t.same(await files.names(eventsLocation), [], 'purge deletes the table folder');
     t.equal((await client.get(`${TABLE}/events`)).status, 404);
   });
 });

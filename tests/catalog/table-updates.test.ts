@@ -4,8 +4,6 @@
  * (and the refs on them), statistics, set-location, and names with `/`, `%` and dots.
  */
 import t from 'tap';
-import { readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { onEachBackend } from '../helpers/stores.js';
 import { CAT, appendCommit, createNamespace, createTable, startCatalogServer } from './helpers.js';
 
@@ -13,7 +11,7 @@ const TABLE = `${CAT}/namespaces/db/tables`;
 
 t.test('table updates', async (t) => {
   await onEachBackend(t, async (t, store) => {
-    const { client } = await startCatalogServer(t, store);
+    const { client, files } = await startCatalogServer(t, store);
     await createNamespace(client, 'db');
 
     // A v1 table, upgraded to v2 by a commit; downgrades are refused.
@@ -90,8 +88,7 @@ t.test('table updates', async (t) => {
     const gc = await createTable(client, ['db'], 'gc', { properties: { 'write.metadata.previous-versions-max': '2', 'write.metadata.delete-after-commit.enabled': 'true' } });
     let gcLast = gc.body;
     for (let i = 0; i < 5; i++) gcLast = (await client.post(`${TABLE}/gc`, { requirements: [], updates: [{ action: 'set-properties', updates: { n: String(i) } }] })).body;
-    const gcDir = `${fileURLToPath(gcLast.metadata.location)}/metadata`;
-    const gcFiles = readdirSync(gcDir).filter((f) => f.endsWith('.metadata.json')).map((f) => `${gcLast.metadata.location}/metadata/${f}`).sort();
+    const gcFiles = (await files.names(`${gcLast.metadata.location}/metadata`)).filter((f) => f.endsWith('.metadata.json')).map((f) => `${gcLast.metadata.location}/metadata/${f}`).sort();
     t.same(gcFiles, [...gcLast.metadata['metadata-log'].map((e: any) => e['metadata-file']), gcLast['metadata-location']].sort(), 'only the current file and the log remain');
 
     // Names with '/', '%', '.' and spaces are plain names.

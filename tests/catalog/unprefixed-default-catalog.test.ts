@@ -29,14 +29,14 @@ t.test('unprefixed /v1 routes are the default catalog', async (t) => {
 
     await catalog.createNamespace({ namespace: ['web'] }, { properties: { owner: 'web-team' } });
     await catalog.createNamespace({ namespace: ['web', 'daily'] });
-    t.same(await catalog.listNamespaces(), [{ namespace: ['web'] }]);
-    t.same(await catalog.listNamespaces({ namespace: ['web'] }), [{ namespace: ['web', 'daily'] }]);
+    t.same((await catalog.listNamespaces()).namespaces, [{ namespace: ['web'] }]);
+    t.same((await catalog.listNamespaces({ parent: { namespace: ['web'] } })).namespaces, [{ namespace: ['web', 'daily'] }]);
     t.equal((await catalog.loadNamespaceMetadata({ namespace: ['web'] })).properties.owner, 'web-team');
     t.ok(await catalog.namespaceExists({ namespace: ['web', 'daily'] }));
     const created = await catalog.createTable({ namespace: ['web'] }, {
       name: 'clicks', schema: { type: 'struct', 'schema-id': 0, fields: [{ id: 1, name: 'id', type: 'long', required: true }] },
     });
-    t.same((await catalog.listTables({ namespace: ['web'] })).map((i) => i.name), ['clicks']);
+    t.same((await catalog.listTables({ namespace: ['web'] })).identifiers.map((i) => i.name), ['clicks']);
     t.ok(await catalog.tableExists({ namespace: ['web'], name: 'clicks' }));
     t.ok(paths.length > 0 && paths.every((p) => /^\/v1\/namespaces(\/|$)/.test(p)), 'the client sent only unprefixed paths');
     t.same(violations, [], 'every answer follows the OpenAPI document');
@@ -65,6 +65,6 @@ t.test('unprefixed /v1 routes are the default catalog', async (t) => {
     await catalog.dropTable({ namespace: ['web', 'daily'], name: 'clicks2' }, { purge: true });
     await catalog.dropNamespace({ namespace: ['web', 'daily'] });
     await catalog.dropNamespace({ namespace: ['web'] });
-    t.same(await catalog.listNamespaces(), []);
+    t.same((await catalog.listNamespaces()).namespaces, []);
   });
 });

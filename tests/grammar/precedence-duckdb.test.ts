@@ -131,5 +131,9 @@ t.test('mutated corpus queries: where DuckDB accepts the text, it reads our unpa
     }),
     { numRuns: 2500, seed: SEED },
   );
-  t.ok(compared >= 150, `${compared} mutated queries read identically by DuckDB`);
+  // The count depends on the run's random seed: 193 to 251 (mean 215, sd 13) over 60 seeds, so
+  // the former bound of 150 (4.9 sd below) failed about one run in a million. It only has to show
+  // that the mutations are not nearly all refused; at 100 a seed falls short less than once in
+  // 10^13 (Chernoff bound for 2,500 independent cases).
+  t.ok(compared >= 100, `${compared} mutated queries read identically by DuckDB`);
 });

@@ -13,7 +13,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 
 export const CHROMIUM_PATH = process.env.FLOE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
-const FLAGS = [
+export const FLAGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
   '--disable-default-apps', '--disable-extensions', '--disable-dev-shm-usage',
@@ -42,7 +42,9 @@ export async function openPage(browser: Browser, baseUrl: string, options: { byp
   // bypassCSP only where a test injects a checker (axe-core) the console's CSP would refuse.
   const context = await browser.newContext({ baseURL: baseUrl, viewport: { width: 1280, height: 800 }, ...(options.bypassCSP ? { bypassCSP: true } : {}) });
   const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
+  // Generous: on a loaded CI machine a page's first render has taken over 15 s; every wait is for
+  // an element or event, so a longer bound costs nothing when the console is quick.
+  page.setDefaultTimeout(60_000);
   const watch: PageWatch = { errors: [], cspViolations: [] };
   page.on('pageerror', (e) => watch.errors.push(e.message));
   page.on('console', (m) => {

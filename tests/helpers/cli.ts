@@ -4,6 +4,25 @@ import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../server/cli.js', import.meta.url));
 
+/**
+ * `floe serve` and the admin commands at the test's own OS priority: password hashing and batch
+ * fragments would otherwise run at nice 19 (hashing under SCHED_IDLE too) and starve while other
+ * test files use the CPU (see `withTestPriorities` in tests/helpers/server.ts). A caller's `env`
+ * may set them again.
+ */
+export const TEST_PRIORITY_ENV: Readonly<Record<string, string>> = {
+  FLOE__PRINCIPALS__PASSWORD_HASHING__NICENESS: '0',
+  FLOE__PRINCIPALS__PASSWORD_HASHING__IDLE_POLICY: 'false',
+  FLOE__WORKLOAD__MLFQ__BACKGROUND_NICENESS: '0',
+};
+
+/**
+ * How long `floe serve` may take to print its banner. A first start on a fresh data directory
+ * (PGlite's initdb and every migration) took 100-140 s with a load average of 30 on 2 cores; the
+ * bound is there to fail a server that never starts, not to measure one.
+ */
+const START_TIMEOUT_MS = 240_000;
+
 export interface RunningServer {
   readonly process: ChildProcess;
   readonly url: string;
@@ -12,13 +31,20 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `floe serve` and resolves once it prints where it serves (or rejects if it exits). */
-export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
-  const child = spawn(process.execPath, [CLI, 'serve', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts `floe serve` and resolves once it prints where it serves (or rejects if it exits, or has
+ * not started within `startTimeoutMs`, default `START_TIMEOUT_MS`, in which case it is killed).
+ */
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { readonly startTimeoutMs?: number } = {}): Promise<RunningServer> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], { env: { ...process.env, ...TEST_PRIORITY_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
+  const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`floe serve did not start in 30 s:\n${out}\n${err}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`floe serve did not start in ${startTimeoutMs / 1000} s:\n${out}\n${err}`));
+    }, startTimeoutMs);
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -44,7 +70,8 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
 }
 
 export function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+  // The same bound as a server's start: an admin command on a fresh data directory initialises it.
+  const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, ...TEST_PRIORITY_ENV, ...env }, encoding: 'utf8', timeout: START_TIMEOUT_MS });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -4,7 +4,14 @@
  * directly by field id with SQL written here, position deletes anti-joined by file and position.
  */
 import avro from 'avsc';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as nodePath from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import type { FileIO } from '../../storage-creds/file-io.js';
+import { fileIOForProfile } from '../../storage-creds/storage-profile.js';
+import { loadConfig } from '../../server/config.js';
+import { resolveOperatorCatalogs } from '../../server/operator-catalogs.js';
 import { currentSnapshot } from '../../catalog/iceberg/table-metadata.js';
 import type { TableMetadata } from '../../catalog/iceberg/table-metadata.js';
 
@@ -22,9 +29,44 @@ const bigLong = (avro.types.LongType as unknown as { __with(methods: object): un
   compare: (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1),
 });
 
+/**
+ * Object-store files read back here are first copied into a local mirror (the warehouse matrix,
+ * tests/helpers/warehouse-matrix.ts, puts catalog `default` in a bucket): `localFile` maps a
+ * location to its copy, `mirrored` fetches it once through a FileIO of the profile that FLOE_CONFIG
+ * declares for `default`. Files Iceberg writes are never rewritten, so a copy stays valid.
+ */
+interface Mirror {
+  readonly dir: string;
+  readonly io: FileIO;
+}
+let mirror: Mirror | undefined;
+const OBJECT_STORE = /^(s3a?|s3n|abfss?|wasbs?|gs):\/\//;
+
+function mirrorOf(): Mirror {
+  if (mirror !== undefined) return mirror;
+  const file = process.env.FLOE_CONFIG;
+  const declared = file ? resolveOperatorCatalogs(loadConfig({ file, env: {} }).catalogs).find((c) => c.request.name === 'default') : undefined;
+  if (declared?.request.storage === undefined) throw new Error('an object-store location, but FLOE_CONFIG declares no storage profile for catalog default');
+  const dir = mkdtempSync(nodePath.join(tmpdir(), 'floe-readback-'));
+  const io = fileIOForProfile(declared.request.storage.profile, declared.request.storage.secret);
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  mirror = { dir, io };
+  return mirror;
+}
+
+/** The local copy of an object-store file (fetched once), or the local file itself. */
+export async function mirrored(location: string): Promise<string> {
+  const local = localFile(location);
+  if (!OBJECT_STORE.test(location) || existsSync(local)) return local;
+  const bytes = await mirrorOf().io.read(location);
+  mkdirSync(nodePath.dirname(local), { recursive: true });
+  writeFileSync(local, bytes);
+  return local;
+}
+
 /** The records of an Avro file (a manifest list or a manifest). */
 export async function decodeAvro(location: string): Promise<unknown[]> {
-  const file = location.replace(/^file:\/\//, '');
+  const file = await mirrored(location);
   const records: unknown[] = [];
   await new Promise<void>((resolve, reject) => {
     avro.createFileDecoder(file, { parseHook: (schema: unknown) => avro.Type.forSchema(schema as never, { registry: { long: bigLong } } as never) } as never)
@@ -54,6 +96,8 @@ export async function manifestEntries(m: TableMetadata): Promise<(AvroEntry & { 
   const list = (await decodeAvro(snap.manifestList!)) as { manifest_path: string; added_snapshot_id: bigint }[];
   const out: (AvroEntry & { manifestSnapshotId: bigint })[] = [];
   for (const mf of list) for (const e of (await decodeAvro(mf.manifest_path)) as AvroEntry[]) out.push({ ...e, manifestSnapshotId: mf.added_snapshot_id });
+  // Callers read the entries' files by `localFile`: object-store ones are copied here first.
+  await Promise.all(out.filter((e) => e.status !== 2).map((e) => mirrored(e.data_file.file_path)));
   return out;
 }
 
@@ -69,9 +113,17 @@ export interface ReadBackColumn {
   readonly duckdbType: string;
 }
 
-/** Local path of a `file://` location. */
+/** Local path of a `file://` location, or of an object-store file's copy (see `mirrored`). */
 export function localFile(location: string): string {
+  const store = OBJECT_STORE.exec(location);
+  if (store !== null) return nodePath.join(mirrorOf().dir, store[1]!, location.slice(store[0].length));
   return location.replace(/^file:\/\//, '');
+}
+
+/** SQL mapping a location column to what `localFile` gives (the anti-join of position deletes). */
+function localFileSql(column: string): string {
+  const local = `replace(${column}, 'file://', '')`;
+  return mirror === undefined ? local : `regexp_replace(${local}, '^(s3a?|s3n|abfss?|wasbs?|gs)://', '${mirror.dir}/\\1/')`;
 }
 
 /**
@@ -86,7 +138,7 @@ export async function readBackRows(conn: DuckDBConnection, m: TableMetadata, col
   if (data.length === 0) return [];
   const list = (xs: readonly string[]) => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
   const schemaMap = `MAP {${columns.map((c) => `${c.id}: {name: '${c.name}', type: '${c.duckdbType}', default_value: NULL}`).join(', ')}}`;
-  const anti = deletes.length === 0 ? '' : `WHERE NOT EXISTS (SELECT 1 FROM read_parquet(${list(deletes)}) p WHERE replace(p.file_path, 'file://', '') = d.filename AND p.pos = d.file_row_number)`;
+  const anti = deletes.length === 0 ? '' : `WHERE NOT EXISTS (SELECT 1 FROM read_parquet(${list(deletes)}) p WHERE ${localFileSql('p.file_path')} = d.filename AND p.pos = d.file_row_number)`;
   const sql = `SELECT ${select}, filename AS __file, file_row_number AS __pos FROM read_parquet(${list(data.map(localFile))}, schema = ${schemaMap}, filename = true, file_row_number = true) d ${anti} ORDER BY ${order}`;
   const r = await conn.runAndReadAll(sql);
   return r.getRowsJS().map((row) => row.map((v) => (typeof v === 'bigint' ? Number(v) : v)));

@@ -27,7 +27,12 @@ const execFileAsync = promisify(execFile);
 /** The region RGW's default zonegroup answers to (it accepts SigV4 scoped to it). */
 export const RGW_REGION = 'us-east-1';
 
-const STARTUP_TIMEOUT_MS = 60_000;
+/**
+ * Bounds for daemons and commands that hang, not speed targets: on a machine loaded by other test
+ * files a Ceph command or the gateway's start can take minutes.
+ */
+const STARTUP_TIMEOUT_MS = 240_000;
+const COMMAND_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 10_000;
 const BINARIES = ['ceph-mon', 'ceph-osd', 'radosgw', 'radosgw-admin', 'monmaptool', 'ceph'] as const;
 
@@ -48,6 +53,11 @@ export interface RgwStore {
   admin(args: readonly string[]): Promise<string>;
   /** Stops the gateway only (to test an unreachable store); `stop` still cleans up. */
   stopGateway(): Promise<void>;
+  /**
+   * Starts the gateway again after `stopGateway`, on the same port with the same cluster (the
+   * objects written before the stop are there), and resolves once it answers.
+   */
+  startGateway(): Promise<void>;
   /** Stops every daemon and removes the directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -72,7 +82,16 @@ async function freePort(): Promise<number> {
   });
 }
 
-function cephConf(dir: string, fsid: string, monPort: number, rgwPort: number): string {
+/** What a suite may change in the gateway's configuration. */
+export interface RgwOptions {
+  /**
+   * Extra `[client.rgw]` settings, e.g. `{'rgw dns name': 'localhost'}` so that virtual-host
+   * requests (`Host: <bucket>.localhost:<port>`) name their bucket in the host.
+   */
+  readonly gatewayConfig?: Readonly<Record<string, string>>;
+}
+
+function cephConf(dir: string, fsid: string, monPort: number, rgwPort: number, options: RgwOptions = {}): string {
   return `[global]
 fsid = ${fsid}
 mon host = [v2:127.0.0.1:${monPort}]
@@ -117,11 +136,11 @@ rgw data = ${dir}/rgw
 rgw thread pool size = 64
 rgw sts key = ${randomBytes(8).toString('hex')}
 rgw s3 auth use sts = true
-`;
+${Object.entries(options.gatewayConfig ?? {}).map(([k, v]) => `${k} = ${v}\n`).join('')}`;
 }
 
 /** Starts a cluster and returns once the gateway answers and the user exists. */
-export async function startRgw(): Promise<RgwStore> {
+export async function startRgw(options: RgwOptions = {}): Promise<RgwStore> {
   const unavailable = rgwUnavailableReason();
   if (unavailable !== undefined) throw new Error(unavailable);
   const dir = mkdtempSync(path.join(tmpdir(), 'floe-rgw-'));
@@ -129,7 +148,7 @@ export async function startRgw(): Promise<RgwStore> {
   const conf = path.join(dir, 'ceph.conf');
   const fsid = randomUUID();
   const [monPort, rgwPort] = [await freePort(), await freePort()];
-  writeFileSync(conf, cephConf(dir, fsid, monPort, rgwPort));
+  writeFileSync(conf, cephConf(dir, fsid, monPort, rgwPort, options));
   // An empty keyring file: the daemons look for one even with auth off.
   writeFileSync(path.join(dir, 'keyring'), '');
 
@@ -139,7 +158,7 @@ export async function startRgw(): Promise<RgwStore> {
   };
   // A test process that dies without teardown must not leave daemons behind.
   process.once('exit', killAll);
-  const run = async (cmd: string, args: readonly string[], timeoutMs = 30_000): Promise<string> => {
+  const run = async (cmd: string, args: readonly string[], timeoutMs = COMMAND_TIMEOUT_MS): Promise<string> => {
     const { stdout } = await execFileAsync(cmd, ['-c', conf, ...args], { timeout: timeoutMs, maxBuffer: 16 << 20 });
     return stdout;
   };
@@ -187,26 +206,29 @@ export async function startRgw(): Promise<RgwStore> {
     await execFileAsync('monmaptool', ['--create', '--addv', 'a', `[v2:127.0.0.1:${monPort}]`, '--fsid', fsid, path.join(dir, 'monmap')]);
     await run('ceph-mon', ['--mkfs', '-i', 'a', '--monmap', path.join(dir, 'monmap')]);
     daemon('mon', 'ceph-mon', ['-i', 'a']);
-    const osdId = (await run('ceph', ['--connect-timeout', '20', 'osd', 'create'])).trim();
+    const osdId = (await run('ceph', ['--connect-timeout', '90', 'osd', 'create'])).trim();
     if (osdId !== '0') throw new Error(`unexpected OSD id ${osdId}`);
     await run('ceph-osd', ['-i', '0', '--mkfs']);
     daemon('osd', 'ceph-osd', ['-i', '0']);
-    daemon('rgw', 'radosgw', ['-n', 'client.rgw']);
     const endpoint = `http://127.0.0.1:${rgwPort}`;
-    const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-    for (;;) {
-      const why = dead();
-      if (why !== undefined) throw new Error(why);
-      try {
-        const r = await fetch(`${endpoint}/`, { signal: AbortSignal.timeout(2000) });
-        await r.arrayBuffer();
-        if (r.status === 200) break;
-      } catch {
-        /* not listening yet */
+    const startGateway = async (): Promise<void> => {
+      daemon('rgw', 'radosgw', ['-n', 'client.rgw']);
+      const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+      for (;;) {
+        const why = dead();
+        if (why !== undefined) throw new Error(why);
+        try {
+          const r = await fetch(`${endpoint}/`, { signal: AbortSignal.timeout(2000) });
+          await r.arrayBuffer();
+          if (r.status === 200) break;
+        } catch {
+          /* not listening yet */
+        }
+        if (Date.now() > deadline) throw new Error(`RGW did not answer within ${STARTUP_TIMEOUT_MS} ms: ${logTail('rgw')}`);
+        await new Promise((r) => setTimeout(r, 250));
       }
-      if (Date.now() > deadline) throw new Error(`RGW did not answer within ${STARTUP_TIMEOUT_MS} ms: ${logTail('rgw')}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    };
+    await startGateway();
     const accessKeyId = `FLOE${randomBytes(8).toString('hex').toUpperCase()}`;
     const secretAccessKey = randomBytes(20).toString('base64url');
     await run('radosgw-admin', ['user', 'create', '--uid=floe', '--display-name=Floe tests', `--access-key=${accessKeyId}`, `--secret=${secretAccessKey}`]);
@@ -224,8 +246,15 @@ export async function startRgw(): Promise<RgwStore> {
       },
       admin: (args) => run('radosgw-admin', args),
       async stopGateway() {
-        const gw = daemons.find((d) => d.name === 'rgw');
-        if (gw !== undefined) await stopDaemon(gw);
+        for (const gw of daemons.filter((d) => d.name === 'rgw')) await stopDaemon(gw);
+      },
+      async startGateway() {
+        if (stopped) throw new Error('the cluster is stopped');
+        const gw = daemons.filter((d) => d.name === 'rgw');
+        if (gw.some((d) => d.child.exitCode === null && d.child.signalCode === null)) return;
+        // The stopped gateway's entry goes, so that `dead()` does not report its exit.
+        for (const d of gw) daemons.splice(daemons.indexOf(d), 1);
+        await startGateway();
       },
       stop,
     };
@@ -239,12 +268,12 @@ export async function startRgw(): Promise<RgwStore> {
  * Runs `body` as a subtest with a fresh RGW started for it and stopped after it. The subtest is
  * skipped (locally) or failed (CI=true) when the store cannot start, with the reason.
  */
-export async function onRgw(t: Test, name: string, body: (t: Test, rgw: RgwStore) => Promise<void>): Promise<void> {
+export async function onRgw(t: Test, name: string, body: (t: Test, rgw: RgwStore) => Promise<void>, options: RgwOptions = {}): Promise<void> {
   let rgw: RgwStore | undefined;
   let reason = rgwUnavailableReason();
   if (reason === undefined) {
     try {
-      rgw = await startRgw();
+      rgw = await startRgw(options);
     } catch (e) {
       reason = `Ceph RGW could not start: ${(e as Error).message}`;
     }

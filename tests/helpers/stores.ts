@@ -20,7 +20,10 @@ export interface TestDatabase {
 
 /** Creates an empty PostgreSQL database for one test, or undefined when no server answers. */
 export async function createPostgresDatabase(): Promise<TestDatabase | undefined> {
-  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  // A server that is not there refuses the connection at once; the timeout is for one that hangs,
+  // and must not take a PostgreSQL slow to fork a backend on a loaded machine for an absent one
+  // (which fails the file in CI), as 3 s could.
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 60_000 });
   try {
     await admin.connect();
   } catch {

@@ -7,7 +7,8 @@
  */
 import t from 'tap';
 import { gzipSync } from 'node:zlib';
-import { Floe, isFloeError } from '../../index.js';
+import { Floe } from '../../index.js';
+import { floeErrorOf } from '../helpers/floe-error.js';
 import { currentSnapshot } from '../../catalog/iceberg/table-metadata.js';
 import { onEachBackend } from '../helpers/stores.js';
 
@@ -16,11 +17,7 @@ await onEachBackend(t, async (t, store) => {
   t.teardown(() => floe.close());
   const sql = (text: string) => floe.sql(text);
   const rows = async (text: string) => (await floe.sql(text)).rows;
-  const failure = async (p: Promise<unknown>) => {
-    const e = await p.then(() => undefined, (x: unknown) => x);
-    if (!isFloeError(e)) throw new Error(`expected a FloeError, got ${String(e)}`);
-    return e;
-  };
+  const failure = (p: Promise<unknown>) => floeErrorOf(p);
   const admin = { tenantId: 'default', principalId: 'x', roles: ['tenant_admin'] };
   const snapshots = async (name: string) => (await floe.state.catalog.loadTable(admin, 'default', { namespace: ['shop'], name })).metadata.snapshots.length;
   let stageUrl = '';

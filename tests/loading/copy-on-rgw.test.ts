@@ -2,14 +2,22 @@
  * Stages and COPY INTO on a catalog whose warehouse is a bucket on a real Ceph RGW: the stage's
  * files live under `<warehouse>/stages/` in the bucket, LIST and REMOVE go through the S3 FileIO,
  * and COPY fetches the files into the workers' staging folder, loads CSV (plain and gzip), keeps
- * the load history and PURGEs what it loaded.
+ * the load history and PURGEs what it loaded. Then issue 19's acceptance end to end on the same
+ * RGW (load-acceptance.ts): `floe sql` PUTs through RGW's presigned URLs, COPY, history, FORCE,
+ * ON_ERROR, VALIDATION_MODE, PURGE (gone from the bucket), GET.
  */
 import t from 'tap';
 import { gzipSync } from 'node:zlib';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { Floe } from '../../index.js';
 import { openStore } from '../../catalog/store/open-store.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { onRgw } from '../helpers/rgw.js';
+import { startTestServer, TEST_CLIENT_ID, TEST_CLIENT_SECRET } from '../helpers/server.js';
+import { listenOnLoopback } from '../helpers/http.js';
+import { loadAcceptance } from './load-acceptance.js';
 
 await onRgw(t, 'COPY INTO on RGW', async (t, rgw) => {
   await rgw.createBucket('copywh');
@@ -45,4 +53,28 @@ await onRgw(t, 'COPY INTO on RGW', async (t, rgw) => {
   await io.write(`${url}x.csv`, Buffer.from('id,name\n4,fig\n'));
   t.same((await rows('COPY INTO t FROM @s3land')).map((x) => [x[0], x[1]]), [['@s3land/x.csv', 'LOADED']]);
   t.same((await rows('COPY INTO t FROM @s3land')).map((x) => [x[0], x[1]]), [['@s3land/x.csv', 'LOAD_SKIPPED']], 'the history holds on object storage too');
+
+  await t.test('the acceptance through floe sql on RGW', async (t) => {
+    await rgw.createBucket('accwh');
+    const dir = mkdtempSync(join(tmpdir(), 'floe-acc-rgw-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const server = await startTestServer(await openStore({ kind: 'pglite-memory' }), { config: (c) => ({ ...c, data_dir: join(dir, 'data') }) });
+    t.teardown(() => server.close());
+    const http = await listenOnLoopback(server);
+    await server.state.catalog.createCatalog(admin, {
+      name: 'lake', warehouseLocation: 's3://accwh/wh',
+      storage: {
+        profile: { type: 's3', bucket: 'accwh', keyPrefix: 'wh', region: rgw.region, endpoint: rgw.endpoint, pathStyleAccess: true, credentialSource: 'access-key' },
+        secret: { type: 's3-keys', accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
+      },
+    });
+    await loadAcceptance(t, {
+      url: http.url, clientId: TEST_CLIENT_ID, clientSecret: TEST_CLIENT_SECRET, catalog: 'lake', dir,
+      async storeFiles(stageUrl) {
+        const prefix = stageUrl.slice('s3://accwh/'.length);
+        const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'accwh', Prefix: prefix }));
+        return (listed.Contents ?? []).map((o) => (o.Key ?? '').slice(prefix.length));
+      },
+    });
+  });
 });

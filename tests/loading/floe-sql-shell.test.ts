@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -13,6 +13,8 @@ import { openStore } from '../../catalog/store/open-store.js';
 import { startTestServer, TEST_CLIENT_ID, TEST_CLIENT_SECRET } from '../helpers/server.js';
 import { listenOnLoopback } from '../helpers/http.js';
 import { CLI } from '../helpers/cli.js';
+import { resolveLocalPath } from '../../storage-creds/local-file-io.js';
+import { loadAcceptance } from './load-acceptance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'floe-sql-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -89,4 +91,23 @@ t.test('PUT a CSV, a gzip CSV and a multipart file; COPY INTO; GET back', async 
   const missing = await floeSql([...auth, '-c', `PUT file://${local}/*.parquet @land`]);
   t.equal(missing.code, 1);
   t.match(missing.stderr, /no file matches/);
+  // Escapes are the server's to refuse, through the same endpoints: the shell passes them on and fails.
+  for (const target of ['@land/..', '@land/../x', '@land/a//b', '@land/%2e%2e/x', '@~/../other']) {
+    const escape = await floeSql([...auth, '-c', `PUT file://${local}/a.csv ${target}`]);
+    t.equal(escape.code, 1, `PUT to ${target}`);
+    t.match(escape.stderr, /invalid value for (path|stage path)/, `PUT to ${target}: ${escape.stderr}`);
+    const back = await floeSql([...auth, '-c', `GET ${target} file://${join(dir, 'escape')}`]);
+    t.equal(back.code, 1, `GET from ${target}`);
+    t.match(back.stderr, /invalid value for (path|stage path)/);
+  }
+  t.notOk(existsSync(join(dir, 'escape')), 'GET wrote nothing');
 });
+
+t.test('the acceptance on a file:// warehouse', (t) => loadAcceptance(t, {
+  url: http.url, clientId: TEST_CLIENT_ID, clientSecret: TEST_CLIENT_SECRET, catalog: 'default', dir,
+  async storeFiles(stageUrl) {
+    const root = resolveLocalPath(stageUrl);
+    if (!existsSync(root)) return [];
+    return readdirSync(root, { recursive: true }).map(String).filter((f) => statSync(join(root, f)).isFile());
+  },
+}));

@@ -46,9 +46,9 @@ sys.stdout.write(out.decode('utf8', 'replace'))
 `;
 writeFileSync(join(dir, 'driver.py'), driver);
 
-function terminal(steps: [string, number][]): Promise<string> {
+function terminal(steps: [string, number][], extra: readonly string[] = []): Promise<string> {
   return new Promise((resolve) => {
-    const child = spawn('python3', [join(dir, 'driver.py'), JSON.stringify(steps), process.execPath, CLI, 'sql', '--url', http.url, '--client-id', TEST_CLIENT_ID, '--client-secret', TEST_CLIENT_SECRET], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FLOE_CONFIG: join(dir, 'none') } });
+    const child = spawn('python3', [join(dir, 'driver.py'), JSON.stringify(steps), process.execPath, CLI, 'sql', '--url', http.url, '--client-id', TEST_CLIENT_ID, '--client-secret', TEST_CLIENT_SECRET, ...extra], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FLOE_CONFIG: join(dir, 'none') } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('exit', () => resolve(out));
@@ -74,4 +74,18 @@ t.test('prompt, multi-line statements, history, Ctrl-C cancels', async (t) => {
   await server.state.history.flush();
   const history = (await store.query<{ status: string }>("SELECT status FROM query_history WHERE sql LIKE '%range(100000000000)%'")).rows;
   t.same(history.map((r) => r.status), ['cancelled'], 'the server recorded the statement cancelled');
+});
+
+t.test('PUT draws a progress bar on a terminal (parallel parts of a multipart upload)', async (t) => {
+  const file = join(dir, 'progress.bin');
+  writeFileSync(file, Buffer.alloc(3 * 1024 * 1024, 7));
+  const out = await terminal([
+    ['', 3],
+    [`PUT file://${file} @~/up/;\r`, 8],
+    ['LIST @~/up/;\r', 3],
+  ], ['--multipart-threshold', String(1024 * 1024), '--part-size', String(256 * 1024)]);
+  t.match(out, /progress\.bin \[#+\] 100% 3\.0\/3\.0 MiB [\d.]+ MiB\/s/, 'the bar ends full');
+  t.match(out, /\r/, 'redrawn in place');
+  t.match(out, /UPLOADED \(12 parts\)/);
+  t.match(out, /~\/up\/progress\.bin +\| 3145728/, 'the file is in the stage');
 });

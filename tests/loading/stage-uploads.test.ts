@@ -111,6 +111,11 @@ t.test('path escapes and stage privileges on every endpoint', async (t) => {
     const r = await post('/v1/stages/presign', { stage: 'up', path });
     t.equal(r.status, 400, `presign ${path}`);
     t.equal((await post('/v1/stages/presign/multipart/init', { stage: 'up', path, parts: 1 })).status, 400, `init ${path}`);
+    t.equal((await post('/v1/stages/presign', { stage: 'up', path, method: 'GET' })).status, 400, `presign GET ${path}`);
+  }
+  for (const id of ['../../x', '2~abc', 'A'.repeat(32)]) {
+    t.equal((await post('/v1/stages/presign/multipart/complete', { stage: 'up', upload_id: id, parts: [{ part_number: 1, etag: 'x' }] })).status, 400, `complete ${id}`);
+    t.equal((await post('/v1/stages/presign/multipart/abort', { stage: 'up', upload_id: id })).status, 400, `abort ${id}`);
   }
   t.equal((await post('/v1/stages/presign', { stage: 'up/../x', path: 'a' })).status, 400);
   t.equal((await post('/v1/stages/presign', { stage: 'nope', path: 'a' })).status, 404);
@@ -125,6 +130,10 @@ t.test('path escapes and stage privileges on every endpoint', async (t) => {
   t.equal((await post('/v1/stages/presign/multipart/complete', { stage: 'up', upload_id: init.upload_id, parts: [] }, carol)).status, 403);
   t.equal((await post('/v1/stages/presign/multipart/abort', { stage: 'up', upload_id: init.upload_id }, carol)).status, 403);
   t.equal((await post('/v1/stages/presign/multipart/abort', { stage: '~', upload_id: init.upload_id }, carol)).status, 404, "another user's upload is not hers");
+  for (const statement of ['LIST @up', 'REMOVE @up/in/a.csv', 'COPY INTO shop.items FROM @up']) {
+    const r = await http.query(carol, { sql: statement });
+    t.equal((r.json as { sql_state: string }).sql_state, '42501', `${statement}: ${r.text}`);
+  }
   const own = await post('/v1/stages/presign', { stage: '~', path: 'mine.csv' }, carol);
   t.equal(own.status, 200, 'her own stage');
   t.equal((await http.request('POST', '/v1/stages/presign', { body: { stage: 'up', path: 'a' } })).status, 401, 'a bearer token is required');

@@ -5,7 +5,8 @@
  */
 import t from 'tap';
 import { existsSync } from 'node:fs';
-import { Floe, isFloeError } from '../../index.js';
+import { Floe } from '../../index.js';
+import { floeErrorOf } from '../helpers/floe-error.js';
 import type { QueryPrincipal } from '../../engine/session/query-service.js';
 import { resolveLocalPath } from '../../storage-creds/local-file-io.js';
 import { onEachBackend } from '../helpers/stores.js';
@@ -15,11 +16,7 @@ await onEachBackend(t, async (t, store) => {
   t.teardown(() => floe.close());
   const sql = (text: string) => floe.sql(text);
   const rows = async (text: string) => (await floe.sql(text)).rows;
-  const failure = async (p: Promise<unknown>) => {
-    const e = await p.then(() => undefined, (x: unknown) => x);
-    if (!isFloeError(e)) throw new Error(`expected a FloeError, got ${String(e)}`);
-    return e;
-  };
+  const failure = (p: Promise<unknown>) => floeErrorOf(p);
   const principalOf = async (name: string, roles: string[] = []): Promise<QueryPrincipal> => {
     const id = (await store.query<{ id: string }>('SELECT id FROM principals WHERE name = $1', [name])).rows[0]!.id;
     return { tenantId: 'default', principalId: id, name, kind: 'user', authMethod: 'password', scopeClaim: 'sql', roles, isTenantAdmin: false, amr: ['pwd'], authTime: 0, defaultWarehouse: null };

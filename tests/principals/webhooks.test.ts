@@ -244,8 +244,11 @@ t.test('at-least-once across a SIGKILL of the delivering process (PostgreSQL)', 
     env: { ...process.env, DB_URL: db.url, CA_FILE: tls.certFile, ACTOR: JSON.stringify(actor) }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  await receiver.waitFor(1);
+  // Against a child that hangs: starting node with these imports took tens of seconds under load.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+  let posted = false;
+  await Promise.race([receiver.waitFor(1).then(() => { posted = true; }), exited]);
+  if (!posted) throw new Error('the delivering process exited before it posted');
   child.kill('SIGKILL');
   await exited;
   clearTimeout(timer);

@@ -2,8 +2,9 @@
  * A catalog whose warehouse is a bucket on a real Ceph RGW, over HTTP on both store backends:
  * `POST /v1/catalogs` with an `s3` storage profile is checked with a probe object and refused
  * with a message naming the cause (wrong secret, missing bucket, unreachable endpoint); the keys
- * are sealed at rest and never returned; then REST create, commit, load and purge of a table
- * write and read its metadata files in the bucket.
+ * are sealed at rest and never returned; then REST create, commit (a stale one refused), load
+ * from a second server with nothing cached and purge of a table write and read its metadata files
+ * in the bucket.
  */
 import t from 'tap';
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -12,6 +13,7 @@ import { onEachBackend } from '../helpers/stores.js';
 import { onRgw, type RgwStore } from '../helpers/rgw.js';
 import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js';
 import { sampleSchema, startCatalogServer } from '../catalog/helpers.js';
+import { commitAndLoadCold } from './commit-and-load-cold.js';
 
 function profile(rgw: RgwStore, overrides: Record<string, unknown> = {}, credentials?: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -55,8 +57,8 @@ await onRgw(t, 'catalog on RGW', async (t, rgw) => {
     const elsewhere = await client.post('/v1/catalogs', { name: 'bad4', 'warehouse-location': 's3://other-bucket/x', 'storage-profile': profile(rgw) });
     t.equal(elsewhere.status, 400, 'a warehouse outside the profile\'s bucket');
     for (const [bad, why] of [
-      [{ bucket: 'A_B' }, /Invalid bucket name/], [{ endpoint: 'ftp://x' }, /Invalid endpoint/], [{ type: 'gcs' }, /Unsupported storage-profile type/],
-      [{ 'role-arn': 'arn:aws:iam::1:role/x' }, /Unknown field 'role-arn'/],
+      [{ bucket: 'A_B' }, /Invalid bucket name/], [{ endpoint: 'ftp://x' }, /Invalid endpoint/], [{ type: 'ftp' }, /Unsupported storage-profile type/],
+      [{ 'role-arn': 'x' }, /Invalid role-arn/], [{ 'external-id': 'e1' }, /need role-arn/],
     ] as const) {
       const r = await client.post('/v1/catalogs', { name: 'bad5', 'storage-profile': profile(rgw, bad) });
       t.equal(r.status, 400);
@@ -96,20 +98,7 @@ await onRgw(t, 'catalog on RGW', async (t, rgw) => {
     const head = await s3.send(new HeadObjectCommand({ Bucket: 'lakehouse', Key: first.slice('s3://lakehouse/'.length) }));
     t.ok((head.ContentLength ?? 0) > 0, 'the metadata file is in the bucket');
 
-    const committed = await client.post(`${base}/db/tables/events`, {
-      requirements: [{ type: 'assert-table-uuid', uuid: table.body.metadata['table-uuid'] }],
-      updates: [{ action: 'set-properties', updates: { owner: 'rgw' } }],
-    });
-    t.equal(committed.status, 200, committed.text);
-    const second = committed.body['metadata-location'] as string;
-    t.not(second, first);
-    t.match(second, /\/metadata\/00001-[0-9a-f-]{36}\.metadata\.json$/);
-    // A second server on the same store has nothing cached: it opens the sealed keys and reads the bucket.
-    const other = await startCatalogServer(t, store);
-    const loaded = await other.client.get(`${base}/db/tables/events`);
-    t.equal(loaded.status, 200);
-    t.equal(loaded.body['metadata-location'], second);
-    t.equal(loaded.body.metadata.properties.owner, 'rgw', 'the committed metadata reads back');
+    await commitAndLoadCold(t, client, store, `${base}/db/tables/events`, table.body.metadata['table-uuid'], 'rgw');
     t.equal((await keysIn(rgw, tableKeys)).length, 2, 'two metadata files in the bucket');
 
     const purged = await client.delete(`${base}/db/tables/events?purgeRequested=true`);
@@ -140,5 +129,25 @@ await onRgw(t, 'catalog on RGW', async (t, rgw) => {
     t.equal(row?.storage_secret_sealed, null, 'nothing to seal: the keys stay in the environment');
     t.equal((await client.post('/v1/env/namespaces', { namespace: ['db'], properties: {} })).status, 200);
     t.equal((await client.post('/v1/env/namespaces/db/tables', { name: 't', schema: sampleSchema() })).status, 200, 'tables are written with the environment\'s keys');
+
+    // /v1/config advertises signing only where Floe holds keys to sign with: the environment's
+    // keys yes, the SDK's default chain (which may be an instance role) no.
+    const SIGN = 'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign';
+    const CREDENTIALS = 'GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials';
+    const endpointsOf = async (catalog: string): Promise<string[]> => (await client.get(`/v1/config?warehouse=${catalog}`)).body.endpoints as string[];
+    t.ok((await endpointsOf('env')).includes(SIGN), 'environment keys: signing advertised');
+    t.notOk((await endpointsOf('env')).includes(CREDENTIALS), 'no vended-credentials: credentials not advertised');
+    const chain = await client.post('/v1/catalogs', { name: 'chain', 'storage-profile': profile(rgw, { 'key-prefix': 'chain' }, { type: 'default-chain' }) });
+    t.equal(chain.status, 201, `a default-chain profile (the environment is its first link): ${chain.text}`);
+    t.notOk((await endpointsOf('chain')).includes(SIGN), 'default chain: signing not advertised');
+    t.equal((await client.post('/v1/chain/namespaces', { namespace: ['db'], properties: {} })).status, 200);
+    t.equal((await client.post('/v1/chain/namespaces/db/tables', { name: 't', schema: sampleSchema() })).status, 200);
+    const signingLoad = await client.get('/v1/chain/namespaces/db/tables/t', { headers: { 'x-iceberg-access-delegation': 'remote-signing' } });
+    t.equal(signingLoad.status, 200);
+    t.notOk('s3.signer.uri' in signingLoad.body.config, 'nor in a load asking for it');
+    const metadataKey = (signingLoad.body['metadata-location'] as string).slice('s3://lakehouse/'.length);
+    const signed = await client.post('/v1/chain/namespaces/db/tables/t/sign', { region: rgw.region, method: 'GET', uri: `${rgw.endpoint}/lakehouse/${metadataKey}`, headers: {} });
+    t.equal(signed.status, 400, `and /sign refuses even a file of the table: ${signed.text}`);
+    t.match(signed.body.error.message, /takes its keys from the default provider chain: remote signing needs access-key or environment credentials/, 'saying why');
   });
 });

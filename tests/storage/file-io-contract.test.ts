@@ -18,6 +18,12 @@ import { S3FileIO, parseS3Location } from '../../storage-creds/s3-file-io.js';
 import type { S3FileIOOptions } from '../../storage-creds/s3-file-io.js';
 import { onRgw } from '../helpers/rgw.js';
 import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js';
+import { AdlsFileIO, parseAdlsLocation } from '../../storage-creds/adls-file-io.js';
+import type { AdlsFileIOOptions } from '../../storage-creds/adls-file-io.js';
+import { onAzurite } from '../helpers/azurite.js';
+import { GcsFileIO, parseGcsLocation } from '../../storage-creds/gcs-file-io.js';
+import type { GcsFileIOOptions } from '../../storage-creds/gcs-file-io.js';
+import { startGcsCheckingServer } from '../helpers/gcs-checking-server.js';
 
 const MIB = 1024 * 1024;
 /** Above the S3 FileIO's multipart threshold below: three parts of 5 MiB, the last one short. */
@@ -151,10 +157,12 @@ await onRgw(t, 'S3 on Ceph RGW', async (t, rgw) => {
     t.teardown(() => proxy.close());
     const retrying = new S3FileIO({ ...options, endpoint: proxy.endpoint, maxAttempts: 4 });
     t.teardown(() => retrying.destroy());
-    proxy.failNext(2, { status: 503, code: 'SlowDown' });
+    // The SDK's backoff has full jitter (each delay uniform in [0, 2^i s) for throttling), so any
+    // one delay may be near zero; three of them sum below 100 ms with probability ~2e-5 (two: 0.25%).
+    proxy.failNext(3, { status: 503, code: 'SlowDown' });
     const started = Date.now();
     await retrying.write('s3://contract/retry/m.json', Buffer.from('m'));
-    t.equal(proxy.faults, 2, 'two throttled answers were seen');
+    t.equal(proxy.faults, 3, 'three throttled answers were seen');
     t.ok(Date.now() - started >= 100, 'the client backed off between attempts');
     proxy.failNext(3, { status: 500, code: 'InternalError' });
     t.equal((await retrying.read('s3://contract/retry/m.json')).toString(), 'm', 'a read survives three 500s');
@@ -192,6 +200,193 @@ await onRgw(t, 'S3 on Ceph RGW', async (t, rgw) => {
     const down = await unreachable.exists('s3://contract/x').catch((x: unknown) => x);
     t.ok(down instanceof StorageError && down.failure === 'unavailable', 'unreachable endpoint');
   });
+});
+
+await onAzurite(t, 'ADLS / Azure Blob on Azurite', async (t, azurite) => {
+  await azurite.createContainer('contract');
+  const options: AdlsFileIOOptions = {
+    accountName: azurite.accountName, endpoint: azurite.endpoint, auth: { type: 'shared-key', accountKey: azurite.accountKey },
+    blockThresholdBytes: 6 * MIB, blockSizeBytes: 5 * MIB,
+    // Small pages so pagination runs here, not only past 5000 blobs.
+    listPageSize: 7, deleteConcurrency: 4, retryBaseDelayMs: 50,
+  };
+  const io = new AdlsFileIO(options);
+  const root = (scheme: string, service: string): string => `${scheme}://contract@${azurite.accountName}.${service}.core.windows.net`;
+
+  await t.test('abfss://', (t) => contract(t, io, `${root('abfss', 'dfs')}/abfss`));
+  await t.test('wasbs:// names the same blobs and lists in its own scheme', async (t) => {
+    await io.write(`${root('wasbs', 'blob')}/w/x`, Buffer.from('x'));
+    t.same((await io.list(`${root('wasbs', 'blob')}/w/`)).map((f) => f.location), [`${root('wasbs', 'blob')}/w/x`]);
+    t.equal((await io.read(`${root('abfss', 'dfs')}/w/x`)).toString(), 'x', 'abfss:// reads the blob written through wasbs://');
+    t.ok((await io.readVersioned(`${root('abfss', 'dfs')}/w/x`)).version, 'reads carry the ETag');
+    t.equal(await io.version(`${root('abfss', 'dfs')}/w/x`), (await io.readVersioned(`${root('abfss', 'dfs')}/w/x`)).version, 'HEAD gives the same ETag');
+  });
+
+  await t.test('a location in another account or on another host is refused, not sent', async (t) => {
+    const e = await io.read('abfss://contract@someoneelse.dfs.core.windows.net/x').catch((x: unknown) => x);
+    t.ok(e instanceof UnsupportedLocationError, 'a typed error');
+    t.match((e as Error).message, /host someoneelse\.dfs\.core\.windows\.net is not the storage account/);
+    const suffixed = new AdlsFileIO({ ...options, endpointSuffix: 'core.windows.net' });
+    await suffixed.write(`${root('abfss', 'dfs')}/hosts/a`, Buffer.from('a'));
+    t.equal((await suffixed.read(`${root('wasbs', 'blob')}/hosts/a`)).toString(), 'a', 'both of the account\'s hosts are its own');
+    await t.rejects(suffixed.read(`abfss://contract@${azurite.accountName}.dfs.evil.example/hosts/a`), UnsupportedLocationError, 'the account\'s name under another suffix is not');
+  });
+
+  await t.test('throttling and 5xx are retried with backoff', async (t) => {
+    const proxy = await startS3FaultProxy(azurite.endpoint);
+    t.teardown(() => proxy.close());
+    const retrying = new AdlsFileIO({ ...options, endpoint: `${proxy.endpoint}/${azurite.accountName}`, maxAttempts: 4 });
+    const m = `${root('abfss', 'dfs')}/retry/m.json`;
+    proxy.failNext(2, { status: 503, code: 'ServerBusy' });
+    const started = Date.now();
+    await retrying.write(m, Buffer.from('m'));
+    t.equal(proxy.faults, 2, 'two throttled answers were seen');
+    t.ok(Date.now() - started >= 50, 'the client backed off between attempts');
+    proxy.failNext(3, { status: 500, code: 'InternalError' });
+    t.equal((await retrying.read(m)).toString(), 'm', 'a read survives three 500s');
+    proxy.failNext(2, { status: 503, code: 'ServerBusy', method: 'PUT' });
+    await t.rejects(retrying.write(m, Buffer.from('again')), FileAlreadyExistsError, 'a retried conditional PUT still reports an existing blob');
+    proxy.failNext(10, { status: 503, code: 'ServerBusy' });
+    const e = await retrying.read(m).catch((x: unknown) => x);
+    t.ok(e instanceof StorageError && e.failure === 'unavailable', 'past maxAttempts: StorageError unavailable');
+    t.match((e as Error).message, /read failed for abfss:\/\/contract@/);
+  });
+
+  await t.test('a failed block upload leaves nothing behind', async (t) => {
+    const proxy = await startS3FaultProxy(azurite.endpoint);
+    t.teardown(() => proxy.close());
+    const faulty = new AdlsFileIO({ ...options, endpoint: `${proxy.endpoint}/${azurite.accountName}`, maxAttempts: 1 });
+    const big = `${root('abfss', 'dfs')}/aborted/big`;
+    proxy.failNext(1, { status: 400, code: 'InvalidBlockId', method: 'PUT' });
+    const e = await faulty.write(big, randomBytes(LARGE_BYTES)).catch((x: unknown) => x);
+    t.ok(e instanceof StorageError && e.failure === 'rejected', 'a typed error');
+    t.equal(await io.exists(big), false, 'no blob (uncommitted blocks are invisible)');
+    t.same(await io.list(`${root('abfss', 'dfs')}/aborted/`), []);
+  });
+
+  await t.test('store failures are typed and name the cause, never the key', async (t) => {
+    const noContainer = await io.write(`abfss://no-such-container@${azurite.accountName}.dfs.core.windows.net/x`, Buffer.from('x')).catch((x: unknown) => x);
+    t.ok(noContainer instanceof StorageError && noContainer.failure === 'no-such-bucket', 'missing container');
+    t.match((noContainer as Error).message, /container \(filesystem\) does not exist/);
+
+    const wrongKey = randomBytes(64).toString('base64');
+    const forged = new AdlsFileIO({ ...options, auth: { type: 'shared-key', accountKey: wrongKey } });
+    const denied = await forged.list(`${root('abfss', 'dfs')}/`).catch((x: unknown) => x);
+    t.ok(denied instanceof StorageError && denied.failure === 'access-denied', 'wrong key');
+    // Azure answers a bad Shared Key signature AuthenticationFailed, Azurite AuthorizationFailure.
+    t.match((denied as Error).message, /access denied|signature does not match/);
+    t.notOk((denied as Error).message.includes(wrongKey) || (denied as Error).message.includes(azurite.accountKey), 'no key in the message');
+
+    const closed = await startS3FaultProxy(azurite.endpoint);
+    const deadEndpoint = closed.endpoint;
+    await closed.close();
+    const unreachable = new AdlsFileIO({ ...options, endpoint: `${deadEndpoint}/${azurite.accountName}`, maxAttempts: 2 });
+    const down = await unreachable.exists(`${root('abfss', 'dfs')}/x`).catch((x: unknown) => x);
+    t.ok(down instanceof StorageError && down.failure === 'unavailable', 'unreachable endpoint');
+  });
+});
+
+// No GCS emulator runs here: the same contract against a local server that checks every request
+// (tests/helpers/gcs-checking-server.ts), then what the wire must look like.
+t.test('GCS against the checking server', async (t) => {
+  const gcs = await startGcsCheckingServer();
+  t.teardown(() => gcs.close());
+  gcs.createBucket('contract');
+  const options: GcsFileIOOptions = {
+    credentials: { type: 'service-account', key: gcs.serviceAccountKey }, apiEndpoint: gcs.endpoint,
+    resumableThresholdBytes: 6 * MIB, chunkSizeBytes: 5 * MIB, listPageSize: 7, deleteConcurrency: 4, maxRetryDelaySeconds: 1,
+  };
+  const io = new GcsFileIO(options);
+
+  await t.test('gs://', (t) => contract(t, io, 'gs://contract/gcs'));
+
+  await t.test('versioned reads: generations, ranges with the object size', async (t) => {
+    const f = 'gs://contract/versions/v.bin';
+    await io.write(f, Buffer.from('0123456789'));
+    const whole = await io.readVersioned(f);
+    t.equal(whole.bytes.toString(), '0123456789');
+    t.match(whole.version, /^\d+$/, 'the version is the generation');
+    t.equal(await io.version(f), whole.version);
+    const part = await io.readRangeVersioned(f, 2, 3);
+    t.same({ bytes: part.bytes.toString(), version: part.version, objectSize: part.objectSize }, { bytes: '234', version: whole.version, objectSize: 10 }, 'a range names its generation and the whole size');
+    await io.write(f, Buffer.from('abcdefghij'), { overwrite: true });
+    t.not((await io.readRangeVersioned(f, 2, 3)).version, whole.version, 'a rewrite in place is another generation, same size');
+    t.equal((await io.readRangeVersioned(f, 20, 3)).bytes.length, 0, 'past the end: nothing');
+    await t.rejects(io.readRangeVersioned('gs://contract/versions/missing', 0, 3), FileNotFoundError);
+  });
+
+  await t.test('what the server received', async (t) => {
+    const storage = gcs.requests.filter((r) => r.path !== '/token');
+    t.ok(storage.length > 100, 'the contract went over the wire');
+    t.same(storage.filter((r) => r.status === 401 || r.status === 400 || r.status >= 500), [], 'no request was malformed or unauthenticated');
+    t.ok(storage.every((r) => r.token === 'service-account' || (r.token === 'none' && r.method === 'PUT' && r.query.upload_id !== undefined)), 'a token from the JWT-bearer grant on every request but resumable chunks');
+    t.ok(gcs.tokenGrants() >= 1 && gcs.tokenGrants() <= 2, `the token is fetched once and reused (${gcs.tokenGrants()})`);
+    const creates = storage.filter((r) => r.method === 'POST' && r.path.startsWith('/upload/'));
+    t.ok(creates.some((r) => r.query.ifGenerationMatch === '0' && r.query.uploadType === 'multipart'), 'create-if-absent is ifGenerationMatch=0');
+    t.ok(creates.some((r) => r.query.uploadType === 'resumable' && r.query.ifGenerationMatch === '0'), 'large objects go up resumable, still conditional');
+    t.ok(creates.some((r) => r.query.ifGenerationMatch === undefined), 'an overwrite carries no precondition');
+    t.ok(storage.some((r) => r.status === 412), 'the store refused the losing creates with 412');
+    t.ok(storage.some((r) => r.method === 'GET' && r.query.pageToken !== undefined), 'listing paged');
+    t.ok(storage.some((r) => r.method === 'GET' && r.query.alt === 'media' && r.query.generation !== undefined), 'versioned reads pin the generation');
+  });
+
+  await t.test('429 and 503 are retried with backoff; past the retries a typed error', async (t) => {
+    const retrying = new GcsFileIO({ ...options, maxRetries: 3 });
+    gcs.failNext(1, { status: 429 });
+    gcs.failNext(1, { status: 503 });
+    const faults = gcs.faults();
+    const started = Date.now();
+    await retrying.write('gs://contract/retry/m.json', Buffer.from('m'));
+    t.equal(gcs.faults() - faults, 2, 'two refused attempts were seen');
+    t.ok(Date.now() - started >= 500, 'the client backed off between attempts');
+    t.equal((await retrying.read('gs://contract/retry/m.json')).toString(), 'm');
+    gcs.failNext(2, { status: 503, method: 'POST' });
+    await t.rejects(retrying.write('gs://contract/retry/m.json', Buffer.from('again')), FileAlreadyExistsError, 'a retried conditional create still reports an existing object');
+    gcs.failNext(2, { status: 500, method: 'GET' });
+    t.same((await retrying.list('gs://contract/retry/')).map((f) => f.location), ['gs://contract/retry/m.json'], 'a listing survives two 500s');
+    const once = new GcsFileIO({ ...options, maxRetries: 1 });
+    gcs.failNext(2, { status: 503 });
+    const e = await once.read('gs://contract/retry/m.json').catch((x: unknown) => x);
+    t.ok(e instanceof StorageError && e.failure === 'unavailable', 'past the retries: StorageError unavailable');
+    t.match((e as Error).message, /read failed for gs:\/\/contract\/retry\/m\.json/);
+    t.equal(gcs.faults() - faults, 8, 'every injected fault was met by an attempt');
+  });
+
+  await t.test('store failures are typed and name the cause, never the key', async (t) => {
+    const noBucket = await io.write('gs://no-such-bucket-here/x', Buffer.from('x')).catch((x: unknown) => x);
+    t.ok(noBucket instanceof StorageError && noBucket.failure === 'no-such-bucket', 'missing bucket');
+    t.match((noBucket as Error).message, /bucket does not exist/);
+
+    const other = await import('node:crypto').then((c) => c.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    const wrongKey = new GcsFileIO({ ...options, maxRetries: 0, credentials: { type: 'service-account', key: { ...gcs.serviceAccountKey, private_key: other } } });
+    const denied = await wrongKey.list('gs://contract/').catch((x: unknown) => x);
+    t.ok(denied instanceof StorageError && denied.failure === 'access-denied', 'a key the token endpoint does not know');
+    t.match((denied as Error).message, /refused the service account/);
+    t.notMatch((denied as Error).message, /PRIVATE KEY/, 'the key is not in the message');
+
+    const stale = new GcsFileIO({ ...options, maxRetries: 0, credentials: { type: 'access-token', token: 'ya29.not-issued' } });
+    const refused = await stale.read('gs://contract/gcs/dir/a.json').catch((x: unknown) => x);
+    t.ok(refused instanceof StorageError && refused.failure === 'access-denied', 'a token the store did not issue');
+
+    const closed = await startGcsCheckingServer();
+    const dead = closed.endpoint;
+    await closed.close();
+    const unreachable = new GcsFileIO({ ...options, apiEndpoint: dead, maxRetries: 1, credentials: { type: 'access-token', token: gcs.issueToken() } });
+    const down = await unreachable.exists('gs://contract/x').catch((x: unknown) => x);
+    t.ok(down instanceof StorageError && down.failure === 'unavailable', 'unreachable endpoint');
+  });
+});
+
+t.test('parseAdlsLocation', async (t) => {
+  t.same(parseAdlsLocation('abfss://fs@acct.dfs.core.windows.net/wh/t/x.json'), { scheme: 'abfss', container: 'fs', account: 'acct', host: 'acct.dfs.core.windows.net', path: 'wh/t/x.json' });
+  t.same(parseAdlsLocation('WASBS://c@Acct.blob.core.windows.net'), { scheme: 'wasbs', container: 'c', account: 'acct', host: 'acct.blob.core.windows.net', path: '' });
+  for (const bad of ['abfss://acct.dfs.core.windows.net/x', 'abfss://@acct.dfs.core.windows.net/x', 'abfss://fs@/x', 's3://b/k', 'abfss:fs@a/x']) t.throws(() => parseAdlsLocation(bad), UnsupportedLocationError, bad);
+});
+
+t.test('parseGcsLocation', async (t) => {
+  t.same(parseGcsLocation('gs://b/k/x.json'), { bucket: 'b', name: 'k/x.json' });
+  t.same(parseGcsLocation('gs://b'), { bucket: 'b', name: '' });
+  for (const bad of ['gs:///k', 's3://b/k', '/local/path', 'gs:b/k']) t.throws(() => parseGcsLocation(bad), UnsupportedLocationError, bad);
 });
 
 t.test('parseS3Location', async (t) => {

@@ -62,6 +62,9 @@ await onRgw(t, 'vended credentials on RGW', async (t, rgw) => {
 
   const base = '/v1/lake/namespaces';
   t.equal((await client.post(base, { namespace: ['db'], properties: {} })).status, 200);
+  const lakeConfig = (await server.app.inject({ method: 'GET', url: '/v1/config?warehouse=lake' })).json() as { endpoints: string[] };
+  t.ok(lakeConfig.endpoints.includes('GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials'), '/v1/config: a catalog that vends advertises the credentials endpoint');
+  t.ok(lakeConfig.endpoints.includes('POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign'), 'and the sign endpoint (its keys can sign)');
   const tables = new Map<string, { location: string; metadataLocation: string }>();
   for (const [name, extra] of [['orders', {}], ['orders_old', {}], ['other', {}], ['star', { location: `s3://${BUCKET}/warehouse/db/ord*` }], ['q?$%', {}], ['d$x', {}]] as const) {
     const r = await client.post(`${base}/db/tables`, { name, schema: sampleSchema(), ...extra });
@@ -71,6 +74,11 @@ await onRgw(t, 'vended credentials on RGW', async (t, rgw) => {
   }
   const orders = tables.get('orders')!;
   const secrets = [rgw.secretAccessKey];
+
+  // Every load of a table on S3 says where the store is.
+  const plainOrders = await client.get(`${base}/db/tables/orders`);
+  t.match(plainOrders.body.config, { 's3.endpoint': rgw.endpoint, 's3.region': rgw.region, 'client.region': rgw.region, 's3.path-style-access': 'true' }, 'the load config carries endpoint, region and path style');
+  t.notOk('s3.remote-signing-enabled' in plainOrders.body.config, 'no signing unless asked');
 
   // Read-write (the test token holds every scope).
   const loaded = await client.get(`${base}/db/tables/orders`, VENDED);
@@ -222,9 +230,27 @@ await onRgw(t, 'vended credentials on RGW', async (t, rgw) => {
   t.match(plainCreds.body.error.message, /cannot vend credentials: its storage profile has no vended-credentials/);
 
   // Remote signing: Floe signs requests inside the table with the catalog's own keys.
+  const plainConfig = (await server.app.inject({ method: 'GET', url: '/v1/config?warehouse=plain' })).json() as { endpoints: string[] };
+  t.notOk(plainConfig.endpoints.some((e) => e.endsWith('/credentials')), '/v1/config: a catalog that cannot vend does not advertise credentials');
+  t.ok(plainConfig.endpoints.includes('POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign'), 'but does advertise signing');
   const signing = await client.get('/v1/plain/namespaces/db/tables/t', { headers: { 'x-iceberg-access-delegation': 'remote-signing' } });
-  t.equal(signing.body.config['s3.remote-signing-enabled'], 'true', 'signing advertised in the load config');
-  t.equal(signing.body.config['s3.signer.endpoint'], 'v1/plain/namespaces/db/tables/t/sign');
+  t.equal(signing.headers['cache-control'], 'no-store');
+  const signerUri = 'http://localhost:80/v1/plain/namespaces/db/tables/t';
+  t.match(signing.body.config, {
+    's3.remote-signing-enabled': 'true', 's3.signer': 'S3V4RestSigner', 's3.signer.uri': signerUri, 's3.signer.endpoint': 'sign',
+    'signer.uri': signerUri, 'signer.endpoint': 'sign', 's3.endpoint': rgw.endpoint, 's3.region': rgw.region, 's3.path-style-access': 'true',
+  }, 'signing advertised in the load config: the signer URI names the table');
+  t.same(signing.body['remote-signing-config'], { properties: {}, headers: {} }, 'remote-signing-config is present');
+  t.notOk(Object.keys(signing.body.config).some((k) => k.includes('access-key') || k.includes('session-token')), 'no keys with signing');
+  // The header may name both modes, in either order: credentials where they can be minted, the
+  // signer where they cannot.
+  const bothPlain = await client.get('/v1/plain/namespaces/db/tables/t', { headers: { 'x-iceberg-access-delegation': 'vended-credentials, remote-signing' } });
+  t.equal(bothPlain.status, 200);
+  t.notOk('storage-credentials' in bothPlain.body, 'both asked, no STS: no credentials');
+  t.equal(bothPlain.body.config['s3.signer.uri'], signerUri, 'but the signer');
+  const bothLake = await client.get(`${base}/db/tables/orders`, { headers: { 'x-iceberg-access-delegation': 'remote-signing,vended-credentials' } });
+  t.equal(bothLake.status, 200);
+  t.equal(bothLake.body['storage-credentials']?.length, 2, 'both asked where STS can mint: the credentials, from a list naming them');
   const sign = (c: typeof client, method: string, uri: string, body?: string): ReturnType<typeof client.post> =>
     c.post(`${base}/db/tables/orders/sign`, { region: rgw.region, method, uri, headers: { 'x-amz-content-sha256': ['UNSIGNED-PAYLOAD'] }, ...(body !== undefined ? { body } : {}) });
   const objectUri = (key: string): string => `${rgw.endpoint}/${BUCKET}/${key.split('/').map(encodeURIComponent).join('/')}`;
@@ -246,6 +272,9 @@ await onRgw(t, 'vended credentials on RGW', async (t, rgw) => {
   const signedPut = await sign(client, 'PUT', dataUri);
   t.equal(signedPut.headers['cache-control'], 'no-cache');
   t.equal(await send('PUT', dataUri, signedPut.body, 'parquet bytes'), 200, 'RGW accepts the signed PUT');
+  const signedHead = await sign(client, 'HEAD', dataUri);
+  t.equal(signedHead.headers['cache-control'], 'private', 'a HEAD signature may be kept by the caller too');
+  t.equal(await send('HEAD', dataUri, signedHead.body), 200, 'RGW accepts the signed HEAD');
   const listUri = `${rgw.endpoint}/${BUCKET}?list-type=2&prefix=${encodeURIComponent(`${keyOf(orders.location)}/`)}`;
   const signedList = await sign(client, 'GET', listUri);
   t.equal(signedList.status, 200, 'a listing inside the table is signed');
@@ -257,6 +286,8 @@ await onRgw(t, 'vended credentials on RGW', async (t, rgw) => {
     [client, 'GET', `${rgw.endpoint}/otherbucket/${keyOf(orders.location)}/x`, undefined, /outside the table's locations/],
     [client, 'GET', `http://evil.example.com/${BUCKET}/${keyOf(orders.location)}/x`, undefined, /not the catalog's storage endpoint/],
     [client, 'GET', `${rgw.endpoint}/${BUCKET}?list-type=2&prefix=warehouse/db/`, undefined, /listing's prefix is outside/],
+    [client, 'GET', `${rgw.endpoint}/${BUCKET}?list-type=2`, undefined, /listing's prefix is outside/],
+    [client, 'GET', `${rgw.endpoint}/${BUCKET}?prefix=${encodeURIComponent(`${keyOf(orders.location)}/`)}`, undefined, /bucket-level request/],
     [client, 'POST', `${rgw.endpoint}/${BUCKET}?delete`, `<Delete><Object><Key>${keyOf(orders.location)}/a</Key></Object><Object><Key>${keyOf(tables.get('other')!.metadataLocation)}</Key></Object></Delete>`, /DeleteObjects names .*other-/],
     [reader, 'PUT', dataUri, undefined, /may only read this table/],
   ];
@@ -267,4 +298,53 @@ await onRgw(t, 'vended credentials on RGW', async (t, rgw) => {
   }
   const okDelete = await sign(client, 'POST', `${rgw.endpoint}/${BUCKET}?delete`, `<Delete><Object><Key>${keyOf(orders.location)}/data/00003-signed.parquet</Key></Object></Delete>`);
   t.equal(okDelete.status, 200, 'a DeleteObjects of the table\'s own keys is signed');
+
+  // The legacy path: older clients post to `s3.signer.uri + '/v1/aws/s3/sign'`, under the table.
+  const legacyGet = await client.post(`${base}/db/tables/orders/v1/aws/s3/sign`, { region: rgw.region, method: 'GET', uri: metaUri, headers: {} });
+  t.equal(legacyGet.status, 200, 'legacy path signs');
+  t.equal(legacyGet.headers['cache-control'], 'private', 'with the same Cache-Control');
+  t.equal(await send('GET', metaUri, legacyGet.body), 200, 'RGW accepts what the legacy path signed');
+  const legacyRefused = await client.post(`${base}/db/tables/orders/v1/aws/s3/sign`, { region: rgw.region, method: 'GET', uri: objectUri(keyOf(tables.get('other')!.metadataLocation)), headers: {} });
+  t.equal(legacyRefused.status, 403, 'and refuses what the table path refuses');
+  const bare = await client.post('/v1/aws/s3/sign', { region: rgw.region, method: 'GET', uri: metaUri, headers: {} }, { offSpec: true });
+  t.equal(bare.status, 400, 'the bare legacy path names no table');
+  t.match(bare.body.error.message, /needs the table/);
+  t.equal((await noData.post(`${base}/db/tables/orders/v1/aws/s3/sign`, { region: rgw.region, method: 'GET', uri: metaUri, headers: {} })).status, 403, 'the legacy path needs table:data');
+
+  // Observability: every vend and signature counted by catalog and outcome, and audited without a secret.
+  const metrics = (await server.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${await server.token()}` } })).body;
+  const count = (name: string, catalog: string, outcome: string): number => {
+    const m = new RegExp(`^${name}\\{catalog="${catalog}",outcome="${outcome}"\\} (\\d+)$`, 'm').exec(metrics);
+    return m === null ? 0 : Number(m[1]);
+  };
+  t.ok(count('floe_credential_vends_total', 'lake', 'issued') >= 10, `vends issued counted (${count('floe_credential_vends_total', 'lake', 'issued')})`);
+  t.equal(count('floe_credential_vends_total', 'lake', 'denied'), 4, 'vends denied: the load outside the warehouse, the missing table, and both again in the batch');
+  t.equal(count('floe_credential_vends_total', 'plain', 'denied'), 1, 'and the profile without vending');
+  t.equal(count('floe_remote_signs_total', 'lake', 'issued'), 6, 'signatures issued');
+  t.equal(count('floe_remote_signs_total', 'lake', 'denied'), refusals.length + 1, 'signatures refused (the read-only write among them)');
+  const rows = async (): Promise<{ event_type: string; actor_name: string | null; target_name: string; target_id: string | null; details: Record<string, unknown> }[]> =>
+    (await store.query<{ event_type: string; actor_name: string | null; target_name: string; target_id: string | null; details: Record<string, unknown> }>(
+      "SELECT event_type, actor_name, target_name, target_id, details FROM user_audit_log WHERE event_type IN ('vend_credentials', 'sign_request') ORDER BY created_at")).rows;
+  let audit = await rows();
+  for (const until = Date.now() + 60_000; audit.filter((r) => r.event_type === 'sign_request').length < 6 + refusals.length + 1 && Date.now() < until;) {
+    await new Promise((r) => setTimeout(r, 100));
+    audit = await rows();
+  }
+  const vendRow = audit.find((r) => r.event_type === 'vend_credentials' && r.details.outcome === 'issued' && r.details.mode === 'read');
+  t.ok(vendRow, 'a read-only vend is audited');
+  t.match(vendRow?.details, { catalog: 'lake', namespace: ['db'], table: 'orders', mode: 'read', via: 'load' });
+  t.ok(vendRow?.actor_name, 'with the principal');
+  t.equal(vendRow?.target_name, 'lake.db.orders', 'and the table');
+  t.match(String(vendRow?.details.expires_at), /^\d{4}-\d\d-\d\dT/, 'and the expiry');
+  const deniedVend = audit.find((r) => r.event_type === 'vend_credentials' && r.details.outcome === 'denied' && r.details.table === 'other');
+  t.match(deniedVend?.details.reason, /outside the catalog's warehouse/, 'a refused vend is audited with its reason');
+  const signRow = audit.find((r) => r.event_type === 'sign_request' && r.details.outcome === 'issued' && r.details.method === 'PUT');
+  t.match(signRow?.details, { catalog: 'lake', table: 'orders', mode: 'read-write', method: 'PUT' }, 'a signature is audited');
+  t.ok(signRow?.target_id, 'with the table\'s UUID');
+  t.ok(audit.some((r) => r.event_type === 'sign_request' && r.details.outcome === 'denied' && r.details.mode === 'read'), 'a refused write by a reader too');
+  const signatures = [signedGet, signedPut, signedList, okDelete, legacyGet].map((r) => /Signature=([0-9a-f]+)/.exec(String(r.body.headers.authorization))?.[1] ?? 'missing');
+  const vendedSecrets = [config, roConfig].flatMap((c) => [c['s3.secret-access-key']!, c['s3.session-token']!]);
+  const everything = JSON.stringify(audit);
+  t.same([...secrets, ...vendedSecrets, ...signatures].filter((x) => everything.includes(x)), [], 'no key, session token or signature in the audit log');
+  t.same([...secrets, ...vendedSecrets, ...signatures].filter((x) => metrics.includes(x)), [], 'nor in the metrics');
 });

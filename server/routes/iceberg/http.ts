@@ -26,6 +26,7 @@ export function rawSegment(req: FastifyRequest, index: number): string {
   const path = req.url.split('?')[0] as string;
   const seg = path.split('/')[index];
   if (seg === undefined) throw badRequest('Invalid path');
+  if (!seg.includes('%') && !seg.includes('+')) return seg; // nothing encoded (most names)
   try {
     return decodeURIComponent(seg.replaceAll('+', ' '));
   } catch {

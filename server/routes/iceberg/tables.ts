@@ -13,7 +13,7 @@ import {
   identifiersPageToJson, loadTableResultToJson, parseCommitTable, parseCreateTable, parseRegisterTable, parseRename, parseReportMetrics, type SnapshotsMode,
 } from '../../../catalog/rest/wire.js';
 import type { FloeState } from '../../state.js';
-import { CredentialVending, delegationOf, registerCredentialRoutes, storageCredentialToJson } from './credentials.js';
+import { CredentialVending, delegationOf, registerCredentialRoutes } from './credentials.js';
 import { catalogContext, entityOf, namespaceOf, pageOf, prefixOf, queryBoolean, queryString, sendJson, sendNoContent } from './http.js';
 
 const NS = '/v1/:prefix/namespaces/:namespace';
@@ -60,14 +60,18 @@ function sendTable(state: FloeState, reply: FastifyReply, t: LoadedTable, mode: 
  * A load result with the caller's `storage-credentials` when it asked for vended credentials and
  * got some; such a body is never cached nor answered 304 (the keys are per caller and expire).
  */
-async function sendTableFor(state: FloeState, vending: CredentialVending, req: FastifyRequest, reply: FastifyReply, t: LoadedTable, mode: SnapshotsMode = 'all'): Promise<FastifyReply> {
+async function sendTableFor(state: FloeState, vending: CredentialVending, req: FastifyRequest, reply: FastifyReply, loaded: LoadedTable, mode: SnapshotsMode = 'all'): Promise<FastifyReply> {
+  // Every load of a table on an object store says where the store is (region, endpoint, path style).
+  const storage = await vending.storageConfig(catalogContext(req), prefixOf(req), loaded);
+  const t: LoadedTable = storage.size === 0 ? loaded : { ...loaded, config: new Map([...storage, ...loaded.config]) };
   const delegation = delegationOf(req);
   if (delegation.vendedCredentials) {
     const credentials = await vending.forLoaded(req, catalogContext(req), prefixOf(req), t);
     if (credentials.length > 0) {
       if (t.metadataLocation !== undefined) reply.header('etag', etagOf(t.metadataLocation, mode));
       reply.header('cache-control', 'no-store');
-      return sendJson(reply, 200, { ...loadTableResultToJson(t, mode), 'storage-credentials': credentials.map(storageCredentialToJson) });
+      // The cached LoadTableResult text with the caller's credentials spliced in (made once per session).
+      return sendJson(reply, 200, vending.withCredentials(loadTableBody(state, t, mode), credentials));
     }
   }
   if (delegation.remoteSigning) {
@@ -75,14 +79,16 @@ async function sendTableFor(state: FloeState, vending: CredentialVending, req: F
     const signing = await vending.signingConfig(req, catalogContext(req), prefixOf(req), t);
     if (signing !== undefined) {
       reply.header('cache-control', 'no-store');
-      return sendJson(reply, 200, { ...loadTableResultToJson(t, mode), config: Object.fromEntries([...t.config, ...signing]) });
+      // `remote-signing-config` (Iceberg 1.11): its presence says signing is on; Floe needs no
+      // static properties or headers echoed, the table is in the signing URL.
+      return sendJson(reply, 200, { ...loadTableResultToJson(t, mode), config: Object.fromEntries([...t.config, ...signing]), 'remote-signing-config': { properties: {}, headers: {} } });
     }
   }
   return sendTable(state, reply, t, mode);
 }
 
 export function registerTableRoutes(app: FastifyInstance, state: FloeState): void {
-  const vending = new CredentialVending(state);
+  const vending = new CredentialVending(state, (e) => app.log.warn({ err: e }, 'vend and sign audit rows not written'));
   app.addHook('onClose', async () => vending.close());
   registerCredentialRoutes(app, state, vending);
   app.get(`${NS}/tables`, async (req, reply) => {

@@ -5,3 +5,4 @@ export * from './load.js';
 export * from './create.js';
 export * from './drop.js';
 export * from './bootstrap.js';
+export * from './declare.js';

@@ -24,6 +24,8 @@ export async function createNamespace(deps: CatalogDeps, ctx: CatalogContext, ca
       [ctx.tenantId, catalog.id, namespaceKey(ns), [...ns], namespaceKey(parent), JSON.stringify(objectOf(properties))],
     );
     if (r.rows.length === 0) throw new CatalogError('AlreadyExistsException', `Namespace already exists: ${ns.join('.')}`);
+    // Its folder must not lie in a table's or view's location (docs/catalog.md "Table locations").
+    await deps.locations.assertNamespaceFree(tx, catalog, ns);
     return { namespace: ns, key: namespaceKey(ns), properties };
   });
 }

@@ -19,7 +19,7 @@
 import { assertRequirements, applyUpdates } from '../../../iceberg/table-commit.js';
 import { nextMetadataLocation, type TableMetadata } from '../../../iceberg/table-metadata.js';
 import type { TableRequirement, TableUpdate } from '../../../iceberg/table-updates.js';
-import { isStoreUnavailable, sqlState } from '../../../store/meta-store.js';
+import { isStoreUnavailable, sqlState, type SqlExecutor } from '../../../store/meta-store.js';
 import type { CatalogContext, EntityIdent } from '../../context.js';
 import { namespaceKey, qualifiedName, validateEntityName, validateNamespace } from '../../context.js';
 import type { CatalogDeps } from '../../deps.js';
@@ -28,6 +28,7 @@ import { readingMetadata, type LoadedTable } from '../../loaded.js';
 import { requireCatalog } from '../../resolve.js';
 import { insertEntity, lockEntitiesInCatalog, swapMetadataLocation, type CatalogRecord, type EntityRecord } from '../../store.js';
 import { NO_CONFIG } from './common.js';
+import { sameClaims, tableClaims } from '../../locations.js';
 
 /** Table property: delete metadata files that fall out of metadata-log (Java's default: false). */
 export const DELETE_AFTER_COMMIT_PROPERTY = 'write.metadata.delete-after-commit.enabled';
@@ -49,14 +50,21 @@ export interface TableChange {
   readonly updates: readonly TableUpdate[];
 }
 
+/**
+ * Work the caller does inside the commit's store transaction, after the pointers are swapped and
+ * before COMMIT: it commits with the tables or not at all (COPY INTO's load history). It may throw
+ * to abort the commit; its error is rethrown as it is.
+ */
+export type DuringCommit = (tx: SqlExecutor, committed: readonly LoadedTable[]) => Promise<void>;
+
 /** Commits one table's changes; returns the new state. */
-export async function commitTable(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, change: TableChange): Promise<LoadedTable> {
-  const [result] = await commitTables(deps, ctx, catalogName, [change]);
+export async function commitTable(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, change: TableChange, duringCommit?: DuringCommit): Promise<LoadedTable> {
+  const [result] = await commitTables(deps, ctx, catalogName, [change], duringCommit);
   return result as LoadedTable;
 }
 
 /** Commits changes to several tables atomically: all or nothing. Results in input order. */
-export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, changes: readonly TableChange[]): Promise<readonly LoadedTable[]> {
+export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catalogName: string, changes: readonly TableChange[], duringCommit?: DuringCommit): Promise<readonly LoadedTable[]> {
   // Validation
   if (changes.length === 0) throw badRequest('Invalid commit: no table changes');
   const seen = new Set<string>();
@@ -101,9 +109,15 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
           out.push({ catalogId: cat.id, ident: change.ident, metadataLocation: row.metadataLocation, metadata: base, config: NO_CONFIG });
           continue;
         }
+        // A commit that moves the table's files (location, write.data.path, …) is checked under the
+        // catalog's location lock, taken after the row locks above; most commits move nothing.
+        const claims = tableClaims(next);
+        const moved = base === undefined || !sameClaims(tableClaims(base), claims);
+        if (moved) await deps.locations.assertFree(tx, cat, 'table', change.ident, claims, 'commit');
         const location = nextMetadataLocation(next, row?.metadataLocation, deps.newUuid());
         written.push(location);
         const metadataJson = await deps.files.writeTable(cat, location, next);
+        let entityId: string;
         if (row === undefined) {
           let inserted: EntityRecord | undefined;
           try {
@@ -114,12 +128,19 @@ export async function commitTables(deps: CatalogDeps, ctx: CatalogContext, catal
             throw e;
           }
           if (inserted === undefined) throw new CatalogError('CommitFailedException', `Requirement failed: table already exists: ${qualifiedName(change.ident)}`);
-        } else if (!(await swapMetadataLocation(tx, row.id, row.metadataLocation, location))) {
+          entityId = inserted.id;
+        } else if (!(await swapMetadataLocation(tx, row.id, row.metadataLocation, location, !moved))) {
           throw new CatalogError('CommitFailedException', `Commit failed: table ${qualifiedName(change.ident)} changed concurrently`);
+        } else {
+          entityId = row.id;
         }
+        // Stored anew when they moved, and for a row whose stored locations were not current (a
+        // table from before they were kept): the metadata is at hand.
+        if (moved || row?.locationsOf !== row?.metadataLocation) await deps.locations.record(tx, cat, entityId, location, claims);
         out.push({ catalogId: cat.id, ident: change.ident, metadataLocation: location, metadata: next, metadataJson, config: NO_CONFIG });
         if (base !== undefined && row !== undefined) obsolete.push(...droppedMetadataFiles(base, row.metadataLocation, next));
       }
+      if (duringCommit !== undefined) await duringCommit(tx, out);
       commitSent = true;
       return out;
     });

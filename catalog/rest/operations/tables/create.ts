@@ -7,6 +7,7 @@ import { CatalogError, noSuchNamespace } from '../../errors.js';
 import type { LoadedTable } from '../../loaded.js';
 import { defaultEntityLocation, requireCatalog, requireNamespace } from '../../resolve.js';
 import { findEntity, insertEntity, type EntityRecord } from '../../store.js';
+import { tableClaims } from '../../locations.js';
 import { type CreateTableRequest, NO_CONFIG, alreadyExists } from './common.js';
 import { sqlState } from '../../../store/meta-store.js';
 
@@ -31,12 +32,20 @@ export async function createTable(deps: CatalogDeps, ctx: CatalogContext, catalo
     tableUuid,
     now: deps.clock.now(),
   });
+  // A staged create is refused here too: its commit would be, and the client learns it first.
+  const claims = tableClaims(metadata);
+  await deps.locations.precheck(catalog, 'table', ident, claims);
   if (request.stageCreate === true) return { catalogId: catalog.id, ident, metadata, config: NO_CONFIG };
   const location = nextMetadataLocation(metadata, undefined, deps.newUuid());
   await deps.files.writeTable(catalog, location, metadata);
   let row: EntityRecord | undefined;
   try {
-    row = await insertEntity(deps.store, { id: tableUuid, tenantId: ctx.tenantId, catalogId: catalog.id, namespaceKey: namespaceKey(ns), name: request.name, kind: 'table', metadataLocation: location });
+    row = await deps.store.transaction(async (tx) => {
+      await deps.locations.assertFree(tx, catalog, 'table', ident, claims, 'create');
+      const inserted = await insertEntity(tx, { id: tableUuid, tenantId: ctx.tenantId, catalogId: catalog.id, namespaceKey: namespaceKey(ns), name: request.name, kind: 'table', metadataLocation: location });
+      if (inserted !== undefined) await deps.locations.record(tx, catalog, inserted.id, location, claims);
+      return inserted;
+    });
   } catch (e) {
     await deps.files.discard(catalog, [location]);
     if (sqlState(e) === '23503') throw noSuchNamespace(ns);

@@ -6,6 +6,7 @@ import { CatalogError, noSuchNamespace } from '../../errors.js';
 import { readingMetadata, type LoadedTable } from '../../loaded.js';
 import { requireCatalog, requireNamespace } from '../../resolve.js';
 import { findEntity, insertEntity, swapMetadataLocation, type EntityRecord } from '../../store.js';
+import { tableClaims } from '../../locations.js';
 import { type RegisterTableRequest, NO_CONFIG, alreadyExists } from './common.js';
 import { sqlState } from '../../../store/meta-store.js';
 
@@ -23,12 +24,17 @@ export async function registerTable(deps: CatalogDeps, ctx: CatalogContext, cata
   const catalog = await requireCatalog(deps.store, ctx, catalogName);
   await requireNamespace(deps.store, catalog, ns);
   const metadata = await readingMetadata(deps.files.readTable(catalog, request.metadataLocation));
+  const claims = tableClaims(metadata);
+  await deps.locations.precheck(catalog, 'table', ident, claims);
   // Business logic
   await deps.store.transaction(async (tx) => {
+    // The row lock first, then the catalog's location lock (the order every commit takes them in).
     const existing = await findEntity(tx, catalog.id, namespaceKey(ns), request.name, 'FOR UPDATE');
+    if (existing !== undefined && (request.overwrite !== true || existing.kind !== 'table')) throw alreadyExists(ident, existing);
+    await deps.locations.assertFree(tx, catalog, 'table', ident, claims, 'create');
     if (existing !== undefined) {
-      if (request.overwrite !== true || existing.kind !== 'table') throw alreadyExists(ident, existing);
-      await swapMetadataLocation(tx, existing.id, existing.metadataLocation, request.metadataLocation);
+      await swapMetadataLocation(tx, existing.id, existing.metadataLocation, request.metadataLocation, false);
+      await deps.locations.record(tx, catalog, existing.id, request.metadataLocation, claims);
       return;
     }
     let row: EntityRecord | undefined;
@@ -39,6 +45,7 @@ export async function registerTable(deps: CatalogDeps, ctx: CatalogContext, cata
       throw e;
     }
     if (row === undefined) throw new CatalogError('AlreadyExistsException', `Table already exists: ${qualifiedName(ident)}`);
+    await deps.locations.record(tx, catalog, row.id, request.metadataLocation, claims);
   });
   return { catalogId: catalog.id, ident, metadataLocation: request.metadataLocation, metadata, config: NO_CONFIG };
 }

@@ -7,6 +7,7 @@ import { CatalogError, noSuchNamespace } from '../../errors.js';
 import type { LoadedView } from '../../loaded.js';
 import { defaultEntityLocation, requireCatalog, requireNamespace } from '../../resolve.js';
 import { findEntity, insertEntity, type EntityRecord } from '../../store.js';
+import { viewClaims } from '../../locations.js';
 import { alreadyExists, NO_CONFIG } from '../tables/common.js';
 import { sqlState } from '../../../store/meta-store.js';
 import { type CreateViewRequest, viewMetadataLocation } from './common.js';
@@ -29,11 +30,18 @@ export async function createView(deps: CatalogDeps, ctx: CatalogContext, catalog
     ...(request.properties !== undefined ? { properties: request.properties } : {}),
     viewUuid,
   });
+  const claims = viewClaims(metadata);
+  await deps.locations.precheck(catalog, 'view', ident, claims);
   const location = viewMetadataLocation(metadata, undefined, deps.newUuid());
   await deps.files.writeView(catalog, location, metadata);
   let row: EntityRecord | undefined;
   try {
-    row = await insertEntity(deps.store, { id: viewUuid, tenantId: ctx.tenantId, catalogId: catalog.id, namespaceKey: namespaceKey(ns), name: request.name, kind: 'view', metadataLocation: location });
+    row = await deps.store.transaction(async (tx) => {
+      await deps.locations.assertFree(tx, catalog, 'view', ident, claims, 'create');
+      const inserted = await insertEntity(tx, { id: viewUuid, tenantId: ctx.tenantId, catalogId: catalog.id, namespaceKey: namespaceKey(ns), name: request.name, kind: 'view', metadataLocation: location });
+      if (inserted !== undefined) await deps.locations.record(tx, catalog, inserted.id, location, claims);
+      return inserted;
+    });
   } catch (e) {
     await deps.files.discard(catalog, [location]);
     if (sqlState(e) === '23503') throw noSuchNamespace(ns);

@@ -7,6 +7,7 @@ import { CatalogError, toCatalogError } from '../../errors.js';
 import { readingMetadata, type LoadedView } from '../../loaded.js';
 import { requireCatalog } from '../../resolve.js';
 import { swapMetadataLocation } from '../../store.js';
+import { sameClaims, viewClaims } from '../../locations.js';
 import { NO_CONFIG } from '../tables/common.js';
 import { viewMetadataLocation, requireView } from './common.js';
 
@@ -26,10 +27,14 @@ export async function replaceView(
       if (failure !== undefined) throw new CatalogError('CommitFailedException', failure);
       const next = applyViewUpdates(base, updates);
       if (next === base) return { catalogId: catalog.id, ident, metadataLocation: row.metadataLocation, metadata: base, config: NO_CONFIG };
+      const claims = viewClaims(next);
+      const moved = !sameClaims(viewClaims(base), claims);
+      if (moved) await deps.locations.assertFree(tx, catalog, 'view', ident, claims, 'commit');
       const location = viewMetadataLocation(next, row.metadataLocation, deps.newUuid());
       written.push(location);
       await deps.files.writeView(catalog, location, next);
-      if (!(await swapMetadataLocation(tx, row.id, row.metadataLocation, location))) throw new CatalogError('CommitFailedException', `Commit failed: view ${qualifiedName(ident)} changed concurrently`);
+      if (!(await swapMetadataLocation(tx, row.id, row.metadataLocation, location, !moved))) throw new CatalogError('CommitFailedException', `Commit failed: view ${qualifiedName(ident)} changed concurrently`);
+      if (moved || row.locationsOf !== row.metadataLocation) await deps.locations.record(tx, catalog, row.id, location, claims);
       commitSent = true;
       return { catalogId: catalog.id, ident, metadataLocation: location, metadata: next, config: NO_CONFIG };
     });

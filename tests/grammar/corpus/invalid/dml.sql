@@ -39,7 +39,7 @@ MERGE INTO t USING s ON t.a = s.a WHEN MATCHED THEN INSERT VALUES (1)
 -- error 1:57 expected: INSERT or DO
 MERGE INTO t USING s ON t.a = s.a WHEN NOT MATCHED THEN DELETE
 ----
--- error 1:17 expected: a stage reference or a string literal
+-- error 1:17 expected: a stage reference, a string literal or "("
 COPY INTO t FROM
 ----
 -- error 1:35 expected: "("

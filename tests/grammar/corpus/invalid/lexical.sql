@@ -19,7 +19,7 @@ SELECT # FROM t
 SELECT a FROM t WHERE b = ?
 ----
 -- error 1:8 expected: a valid token
-SELECT $1
+SELECT $a
 ----
 -- error 1:18 expected: a stage name after "@"
 COPY INTO t FROM @

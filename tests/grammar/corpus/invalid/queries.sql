@@ -114,7 +114,7 @@ SELECT a FROM t;;
 -- error 1:12 expected: the end of the statement
 SELECT 'x' 'y'
 ----
--- error 1:11 expected: "*" or an identifier
+-- error 1:11 expected: "*", an identifier or a positional column
 SELECT a. FROM t
 ----
 -- error 1:24 expected: an expression
@@ -205,7 +205,7 @@ EXPLAIN CREATE TABLE t (a int)
 EXPLAIN ANALYZE ANALYZE SELECT 1
 ----
 -- DuckDB has no schema-qualified star: only t.* is accepted.
--- error 1:12 expected: an identifier
+-- error 1:12 expected: an identifier or a positional column
 SELECT s.t.* FROM s.t
 ----
 -- DuckDB has no BETWEEN SYMMETRIC (SYMMETRIC is reserved).

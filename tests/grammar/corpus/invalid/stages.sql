@@ -26,3 +26,12 @@ COPY INTO t FROM @s FILES = 'a.csv'
 ----
 -- error 1:16 expected: STAGE
 GRANT USAGE ON s TO USER u
+----
+-- error 1:38 expected: a stage reference
+COPY INTO t FROM (SELECT $1, $2 FROM raw)
+----
+-- error 1:54 expected: another parameter
+COPY INTO t FROM (SELECT $1 FROM @s (PATTERN => 'a', PATTERN => 'b'))
+----
+-- error 1:31 expected: the end of the column reference
+COPY INTO t FROM (SELECT f.$1(x) FROM @s f)

@@ -46,3 +46,11 @@ COPY INTO orders FROM @~/x.parquet FILE_FORMAT = (TYPE = PARQUET) MATCH_BY_COLUM
 copy into orders from @raw validation_mode = return_errors on_error = abort_statement purge = false
 ----
 COPY INTO orders FROM @raw MATCH_BY_COLUMN_NAME CASE_SENSITIVE FORCE FALSE
+----
+COPY INTO orders (id, name, total) FROM (SELECT $1::bigint, upper($2), $3::int * $4::decimal(10,2) FROM @raw/2024/) ON_ERROR = CONTINUE
+----
+COPY INTO orders FROM (SELECT f.$2, f.$1, METADATA$FILENAME FROM @raw (FILE_FORMAT => (TYPE = CSV, SKIP_HEADER = 1), PATTERN => '.*[.]csv') f) PURGE = TRUE
+----
+COPY INTO orders (sku, price) FROM (SELECT sku AS s, price * 2 FROM @~/p/ AS src) FILE_FORMAT = (TYPE = PARQUET)
+----
+copy into orders from (select $1 from @raw (file_format => 'named_format'))
