@@ -285,6 +285,7 @@ async function property(seed: number, ranged: boolean): Promise<{ problems: stri
     },
   };
   const outcomes: Record<string, number> = { served: 0, failed: 0, cancelled: 0, stale: 0 };
+  const cancels: Promise<void>[] = [];
   const statement = async (q: number): Promise<void> => {
     const picked = locations.filter(() => rng() < 0.35).slice(0, 4);
     if (picked.length === 0) picked.push(locations[Math.floor(rng() * locations.length)]!);
@@ -294,7 +295,9 @@ async function property(seed: number, ranged: boolean): Promise<{ problems: stri
     const checks = rng() < 0.5 ? 'before' as const : 'alongside' as const;
     const abort = rng() < 0.2 ? new AbortController() : undefined;
     if (abort !== undefined) {
-      void turns(20).then(() => abort.abort(new Cancelled(`statement ${q} cancelled`)));
+      // Awaited before the end checks: a cancel still counting turns after the cache is closed
+      // would audit a folder that close() has removed (seen as ENOENT on a loaded CI machine).
+      cancels.push(turns(20).then(() => abort.abort(new Cancelled(`statement ${q} cancelled`))));
     }
     let lease;
     try {
@@ -348,6 +351,7 @@ async function property(seed: number, ranged: boolean): Promise<{ problems: stri
     await turns(4);
   }
   await Promise.all(running);
+  await Promise.all(cancels);
   await cache.idle();
   audit('at rest');
   const atRest = cache.stats().residentBytes;
