@@ -39,6 +39,7 @@ import type { TableRequirement, TableUpdate } from '../../catalog/iceberg/table-
 import { transformResultType, Transforms } from '../../catalog/iceberg/transforms.js';
 import type { IcebergType, PrimitiveType } from '../../catalog/iceberg/types.js';
 import { floeError } from '../../grammar/errors.js';
+import { appendRetryDelayMs } from './append-retry.js';
 import { remapLocation } from '../../storage-creds/file-io.js';
 import type { FileIO, LocationMapping } from '../../storage-creds/file-io.js';
 import { isLocalLocation } from '../../storage-creds/local-file-io.js';
@@ -625,30 +626,51 @@ export function decodeBound(type: PrimitiveType, bytes: Uint8Array): IcebergValu
 }
 
 
-/** How `commitChange` reaches the catalog (the lead's commit function behind it). */
+/** How `commitChange` reaches the catalog (the statement's commit function behind it). */
 export interface CommitPort {
   /** The table's current metadata (reloaded after a conflict). */
   load(): Promise<TableMetadata>;
-  /** Commits through the catalog: the new metadata, or `'conflict'` when a requirement failed (409). */
-  commit(requirements: readonly TableRequirement[], updates: readonly TableUpdate[]): Promise<TableMetadata | 'conflict'>;
+  /**
+   * Commits through the catalog. `'conflict'` when a requirement failed (409: someone else
+   * committed first); any other failure is thrown, and nothing is cleaned up for it (a commit whose
+   * outcome is unknown may have landed, with the manifest list it points to).
+   */
+  commit(requirements: readonly TableRequirement[], updates: readonly TableUpdate[]): Promise<'committed' | 'conflict'>;
+}
+
+export interface CommitChangeOptions {
+  /** The metadata the change was staged on (else `port.load()`). */
+  readonly metadata?: TableMetadata;
+  /** Names the table in COMMIT_CONFLICT details. */
+  readonly display?: string;
+  readonly now?: () => number;
+  /** The back-off's random draw (tests pass a fixed one). */
+  readonly random?: () => number;
 }
 
 /**
- * Commits a staged change: builds the snapshot on the current metadata and commits it; after a
- * conflict an append is re-based on the reloaded table and retried (with a short random back-off),
- * anything else is COMMIT_CONFLICT. Manifest lists of failed attempts are deleted.
+ * Commits a staged change (SQL INSERT, CTAS fill, UPDATE/DELETE/MERGE, COPY INTO): builds the
+ * snapshot on the current metadata and commits it, asserting the schema it was staged against.
+ * After a conflict an append is re-based on the reloaded table and retried after the back-off of
+ * `append-retry.ts`; a rewrite (not rebaseable), a schema changed meanwhile, or retries run out
+ * are COMMIT_CONFLICT. A conflicting attempt's manifest list is deleted (nothing points to it).
  */
-export async function commitChange(io: FileIO, port: CommitPort, change: StagedChange, options: { readonly maxAttempts?: number; readonly now?: () => number } = {}): Promise<TableMetadata> {
-  const attempts = options.maxAttempts ?? 20;
+export async function commitChange(io: FileIO, port: CommitPort, change: StagedChange, options: CommitChangeOptions = {}): Promise<void> {
   const now = options.now ?? Date.now;
-  let metadata = await port.load();
+  const table = options.display ?? 'the table';
+  let metadata = options.metadata ?? await port.load();
+  const schemaId = currentSchema(metadata).schemaId;
+  const startedAt = now();
   for (let attempt = 1; ; attempt++) {
+    if (currentSchema(metadata).schemaId !== schemaId) throw floeError('COMMIT_CONFLICT', { detail: `the schema of ${table} changed while the statement ran; run it again` });
     const c = await commitUpdates(io, metadata, change, now());
-    const result = await port.commit(c.requirements, c.updates);
-    if (result !== 'conflict') return result;
-    await io.delete(c.manifestListLocation);
-    if (!change.rebaseable || attempt >= attempts) throw floeError('COMMIT_CONFLICT', { detail: change.rebaseable ? `gave up after ${attempt} attempts` : 'the table changed while the statement ran; retry it' });
-    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 10 * attempt)));
+    const requirements: TableRequirement[] = [...c.requirements, { type: 'assert-current-schema-id', currentSchemaId: schemaId }];
+    if (await port.commit(requirements, c.updates) === 'committed') return;
+    await io.delete(c.manifestListLocation).catch(() => undefined);
+    if (!change.rebaseable) throw floeError('COMMIT_CONFLICT', { detail: `${table} changed while the statement ran; run it again` });
+    const wait = appendRetryDelayMs(attempt, startedAt, now(), options.random);
+    if (wait === undefined) throw floeError('COMMIT_CONFLICT', { detail: `${table} kept changing: gave up after ${attempt} attempts in ${Math.round((now() - startedAt) / 1000)} s; run it again` });
+    await new Promise((resolve) => setTimeout(resolve, wait));
     metadata = await port.load();
   }
 }

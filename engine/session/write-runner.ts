@@ -33,12 +33,11 @@ import { caseCollidingFieldIds, scanRelation, type Fragment, type FragmentPlan, 
 import type { Executor } from '../exec/index.js';
 import type { QueryLease } from '../wlm/index.js';
 import {
-  appendWriteRequest, commitUpdates, dataFilesFromWritten, deleteFilesFromWritten, duckdbType, isMergeOnRead, positionDeleteWriteRequest,
+  appendWriteRequest, commitChange, dataFilesFromWritten, deleteFilesFromWritten, duckdbType, isMergeOnRead, positionDeleteWriteRequest,
   sqlString, stageAppend, stageOverwrite, stageRowDelta, type StagedChange,
 } from '../iceberg-io/index.js';
 import type { NestedField } from '../../catalog/iceberg/types.js';
 import { defaultValueSql } from '../iceberg-io/defaults.js';
-import { appendRetryDelayMs } from '../iceberg-io/append-retry.js';
 import { catalogContextOf, sqlErrorOf, statementStorage } from './catalog-statements.js';
 import { partitionSpecFromSql } from './schema-from-ir.js';
 import { schemaOfResult } from './result-schema.js';
@@ -179,29 +178,22 @@ export class WriteRunner {
     });
   }
 
-  /** Commits a staged change; appends are re-based onto newer snapshots after a conflict. */
+  /** Commits a staged change; appends are re-based onto newer snapshots after a conflict (`commitChange`). */
   private async commitWithRebase(ctx: StatementContext, t: Target, metadata: TableMetadata, staged: StagedChange): Promise<void> {
     const cc = catalogContextOf(ctx);
     const io = await this.o.catalog.fileIOFor(cc, t.catalog);
-    let current = metadata;
-    const schemaId = currentSchema(metadata).schemaId;
-    const startedAt = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      if (currentSchema(current).schemaId !== schemaId) throw floeError('COMMIT_CONFLICT', { detail: `the schema of ${t.display} changed while the statement ran; run it again` });
-      const commit = await commitUpdates(io, current, staged);
-      const requirements: TableRequirement[] = [...commit.requirements, { type: 'assert-current-schema-id', currentSchemaId: schemaId }];
-      try {
-        await this.o.catalog.commitTable(cc, t.catalog, t.ident, requirements, commit.updates);
-        return;
-      } catch (e) {
-        const c = toCatalogError(e);
-        const wait = appendRetryDelayMs(attempt, startedAt, Date.now());
-        if (c?.type !== 'CommitFailedException' || !staged.rebaseable || wait === undefined) throw sqlErrorOf(e, t.display);
-        // Someone else committed first: re-base the append on their snapshot (engine/iceberg-io/append-retry.ts).
-        await new Promise((r) => setTimeout(r, wait));
-        current = (await this.loadTarget(ctx, t)).metadata;
-      }
-    }
+    await commitChange(io, {
+      load: async () => (await this.loadTarget(ctx, t)).metadata,
+      commit: async (requirements, updates) => {
+        try {
+          await this.o.catalog.commitTable(cc, t.catalog, t.ident, requirements, updates);
+          return 'committed';
+        } catch (e) {
+          if (toCatalogError(e)?.type === 'CommitFailedException') return 'conflict';
+          throw sqlErrorOf(e, t.display);
+        }
+      },
+    }, staged, { metadata, display: t.display });
   }
 
   private async createTableAs(ctx: StatementContext, s: CreateTableAs): Promise<RowSet> {

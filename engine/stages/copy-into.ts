@@ -32,9 +32,8 @@ import { resolveLocalPath } from '../../storage-creds/local-file-io.js';
 import type { FileIO } from '../../storage-creds/file-io.js';
 import type { Executor } from '../exec/index.js';
 import type { DataFile } from '../../catalog/iceberg/manifest.js';
-import { appendWriteRequest, commitUpdates, dataFilesFromWritten, duckdbType, quoteIdent, sqlString, stageAppend, type StagedChange } from '../iceberg-io/index.js';
+import { appendWriteRequest, commitChange, dataFilesFromWritten, duckdbType, quoteIdent, sqlString, stageAppend, type StagedChange } from '../iceberg-io/index.js';
 import { defaultValueSql } from '../iceberg-io/defaults.js';
-import { appendRetryDelayMs } from '../iceberg-io/append-retry.js';
 import { identName } from '../planner/names.js';
 import { checkIsolation } from '../planner/isolation.js';
 import { NamespaceLookup } from '../session/namespace-lookup.js';
@@ -486,28 +485,30 @@ export class CopyRunner {
     return true;
   }
 
-  /** One append commit, re-based onto newer snapshots after a conflict (as INSERT does). */
+  /** One append commit, re-based onto newer snapshots after a conflict (`commitChange`, as INSERT does). */
   private async commit(
     cc: ReturnType<typeof catalogContextOf>, io: FileIO, target: { catalog: string; ident: { namespace: readonly string[]; name: string }; display: string },
     metadata: TableMetadata, staged: StagedChange, duringCommit: (tx: SqlExecutor) => Promise<void>,
   ): Promise<bigint> {
-    let current = metadata;
-    const schemaId = currentSchema(metadata).schemaId;
-    const startedAt = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      if (currentSchema(current).schemaId !== schemaId) throw floeError('COMMIT_CONFLICT', { detail: `the schema of ${target.display} changed while COPY ran; run it again` });
-      const commit = await commitUpdates(io, current, staged);
-      const requirements: TableRequirement[] = [...commit.requirements, { type: 'assert-current-schema-id', currentSchemaId: schemaId }];
-      try {
-        await this.o.catalog.commitTable(cc, target.catalog, target.ident, requirements, commit.updates, (tx) => duringCommit(tx));
-        return staged.snapshotId;
-      } catch (e) {
-        const wait = appendRetryDelayMs(attempt, startedAt, Date.now());
-        if (toCatalogError(e)?.type !== 'CommitFailedException' || wait === undefined) throw sqlErrorOf(e, target.display);
-        await new Promise((r) => setTimeout(r, wait));
-        current = (await this.o.catalog.loadTable(cc, target.catalog, target.ident)).metadata;
-      }
-    }
+    await commitChange(io, {
+      load: async () => {
+        try {
+          return (await this.o.catalog.loadTable(cc, target.catalog, target.ident)).metadata;
+        } catch (e) {
+          throw sqlErrorOf(e, target.display);
+        }
+      },
+      commit: async (requirements, updates) => {
+        try {
+          await this.o.catalog.commitTable(cc, target.catalog, target.ident, requirements, updates, (tx) => duringCommit(tx));
+          return 'committed';
+        } catch (e) {
+          if (toCatalogError(e)?.type === 'CommitFailedException') return 'conflict';
+          throw sqlErrorOf(e, target.display);
+        }
+      },
+    }, staged, { metadata, display: target.display });
+    return staged.snapshotId;
   }
 
   /**

@@ -6,7 +6,7 @@
  * conflict, copy-on-write deletes and merge-on-read position deletes.
  */
 import t from 'tap';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -269,7 +269,7 @@ t.test('8 concurrent appends all land, re-based through conflicts', async (t) =>
         return 'conflict';
       }
       current = applyUpdates(current, updates, { now: Date.now() });
-      return current;
+      return 'committed';
     },
   };
   // All eight are staged against the same base first and then committed at once, so conflicts happen
@@ -287,6 +287,53 @@ t.test('8 concurrent appends all land, re-based through conflicts', async (t) =>
   const r = (await conn.runAndReadAll(`SELECT count(DISTINCT id), count(DISTINCT writer) FROM read_parquet([${files}])`)).getRowsJS();
   t.same(r, [[200n, 8n]]);
   t.same(parseTableMetadata(serializeTableMetadata(current)), current);
+});
+
+t.test('commitChange: a conflicting attempt leaves no manifest list; a rewrite, a schema change or retries run out are COMMIT_CONFLICT', async (t) => {
+  const m0 = newTableMetadata({
+    schema: schema(0, [nestedField(1, 'id', Types.long, true), nestedField(2, 'writer', Types.int)]),
+    location: `file://${warehouse}/db/conflicts`,
+    now: Date.now(),
+  });
+  const listsOf = (attempts: string[]): string[] => attempts.filter((l) => existsSync(l.replace(/^file:\/\//, '')));
+  // A catalog that always answers 409, recording the manifest list each attempt pointed to.
+  const refusing = (loads: () => TableMetadata): { port: CommitPort; lists: string[] } => {
+    const lists: string[] = [];
+    return {
+      lists,
+      port: {
+        load: async () => loads(),
+        commit: async (_requirements, updates) => {
+          const add = updates.find((u) => u.action === 'add-snapshot');
+          if (add?.action === 'add-snapshot' && add.snapshot.manifestList !== undefined) lists.push(add.snapshot.manifestList);
+          return 'conflict';
+        },
+      },
+    };
+  };
+  const change = await append(m0, 'SELECT 1::BIGINT AS id, 1::INTEGER AS writer');
+  // Retries run out: a clock that jumps a minute per reading ends them after the first wait.
+  let clock = 0;
+  const outOfTime = refusing(() => m0);
+  const e1 = await commitChange(io, outOfTime.port, change, { metadata: m0, display: 'db.conflicts', now: () => (clock += 30_000), random: () => 0 }).then(() => undefined, (e: unknown) => e);
+  t.match(e1, { code: 'COMMIT_CONFLICT', message: /db\.conflicts kept changing: gave up after 1 attempts/ });
+  t.ok(outOfTime.lists.length >= 1);
+  t.same(listsOf(outOfTime.lists), [], "every refused attempt's manifest list is deleted");
+  // A rewrite is never re-based.
+  const rewrite = refusing(() => m0);
+  const e2 = await commitChange(io, rewrite.port, { ...change, rebaseable: false }, { metadata: m0, display: 'db.conflicts' }).then(() => undefined, (e: unknown) => e);
+  t.match(e2, { code: 'COMMIT_CONFLICT', message: /db\.conflicts changed while the statement ran/ });
+  t.equal(rewrite.lists.length, 1, 'one attempt');
+  // The schema changed meanwhile: the re-base stops instead of writing rows under another schema.
+  const evolved = applyUpdates(m0, [
+    { action: 'add-schema', schema: schema(1, [nestedField(1, 'id', Types.long, true), nestedField(2, 'writer', Types.int), nestedField(3, 'note', Types.string)]) },
+    { action: 'set-current-schema', schemaId: -1 },
+  ], { now: Date.now() });
+  const schemaChanged = refusing(() => evolved);
+  const e3 = await commitChange(io, schemaChanged.port, change, { metadata: m0, display: 'db.conflicts', random: () => 0 }).then(() => undefined, (e: unknown) => e);
+  t.match(e3, { code: 'COMMIT_CONFLICT', message: /the schema of db\.conflicts changed/ });
+  t.equal(schemaChanged.lists.length, 1);
+  t.same(listsOf(schemaChanged.lists), []);
 });
 
 t.test('importing a dbgen .tbl.gz file through the staging folder', async (t) => {
