@@ -30,6 +30,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import type { Test } from 'tap';
+import { onThrowawayService } from './throwaway-service.js';
 import type { ParsedStorageProfile } from '../../catalog/rest/operations/catalogs/common.js';
 import { trusting } from './self-signed.js';
 
@@ -190,25 +191,7 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<A
  * skipped (locally) or failed (CI=true) when the emulator cannot start, with the reason.
  */
 export async function onAzurite(t: Test, name: string, body: (t: Test, azurite: AzuriteStore) => Promise<void>, options: StartAzuriteOptions = {}): Promise<void> {
-  let azurite: AzuriteStore | undefined;
-  let reason = azuriteUnavailableReason();
-  if (reason === undefined) {
-    try {
-      azurite = await startAzurite(options);
-    } catch (e) {
-      reason = `Azurite could not start: ${(e as Error).message}`;
-    }
-  }
-  if (azurite === undefined) {
-    if (process.env.CI === 'true') t.fail(`${reason} (required in CI)`);
-    else await t.test(name, { skip: reason }, async () => {});
-    return;
-  }
-  const store = azurite;
-  await t.test(name, async (t) => {
-    t.teardown(() => store.stop());
-    await body(t, store);
-  });
+  return onThrowawayService(t, name, { what: 'Azurite', unavailableReason: azuriteUnavailableReason, start: () => startAzurite(options) }, body);
 }
 
 /** The host part of the locations a test warehouse uses (as on Azure; the endpoint goes to Azurite). */

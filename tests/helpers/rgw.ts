@@ -21,6 +21,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Test } from 'tap';
+import { onThrowawayService } from './throwaway-service.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -269,23 +270,5 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwStore> {
  * skipped (locally) or failed (CI=true) when the store cannot start, with the reason.
  */
 export async function onRgw(t: Test, name: string, body: (t: Test, rgw: RgwStore) => Promise<void>, options: RgwOptions = {}): Promise<void> {
-  let rgw: RgwStore | undefined;
-  let reason = rgwUnavailableReason();
-  if (reason === undefined) {
-    try {
-      rgw = await startRgw(options);
-    } catch (e) {
-      reason = `Ceph RGW could not start: ${(e as Error).message}`;
-    }
-  }
-  if (rgw === undefined) {
-    if (process.env.CI === 'true') t.fail(`${reason} (required in CI)`);
-    else await t.test(name, { skip: reason }, async () => {});
-    return;
-  }
-  const store = rgw;
-  await t.test(name, async (t) => {
-    t.teardown(() => store.stop());
-    await body(t, store);
-  });
+  return onThrowawayService(t, name, { what: 'Ceph RGW', unavailableReason: rgwUnavailableReason, start: () => startRgw(options) }, body);
 }
